@@ -1,0 +1,30 @@
+"""Fixtures shared by every test folder (core, providers, example plugin)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.tools import write_shell_tool, write_tool
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own ``$IKIGAI_HOME`` and no ikigai setting from the caller's shell."""
+    home = tmp_path_factory.mktemp("ikigai-home")
+    for var in list(__import__("os").environ):
+        if var.startswith("IKIGAI_"):
+            monkeypatch.delenv(var)
+    monkeypatch.setenv("IKIGAI_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def make_tool():
+    """``make_tool(dir, "echo-tool", schema=..., body=...)`` writes a real executable tool."""
+    return write_tool
+
+
+@pytest.fixture
+def make_shell_tool():
+    """``make_shell_tool(dir, "x-tool", script)`` writes a real ``/bin/sh`` tool."""
+    return write_shell_tool

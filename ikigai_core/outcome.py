@@ -1,0 +1,37 @@
+"""The result of running one tool, before it is wrapped in an envelope."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+TOOL_TIMEOUT = "TOOL_TIMEOUT"
+TOOL_CRASHED = "TOOL_CRASHED"
+INVALID_OUTPUT = "INVALID_OUTPUT"
+INVALID_PARAMS = "INVALID_PARAMS"
+TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+ERROR_CODES = (TOOL_TIMEOUT, TOOL_CRASHED, INVALID_OUTPUT, INVALID_PARAMS, TOOL_NOT_FOUND)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What happened when a tool was called; the ``ikigai_wrap_result`` hook turns it into JSON.
+
+    On success ``result`` holds the tool's JSON object. On failure ``error`` and
+    ``error_code`` (one of :data:`ERROR_CODES`) say what went wrong, and where a
+    process ran, ``exit_code``, ``stdout`` and ``stderr`` (bounded) say what it did.
+    """
+
+    tool: str
+    result: Mapping[str, Any] | None = None
+    error: str | None = None
+    error_code: str | None = None
+    exit_code: int | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    elapsed: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        """True when the tool ran and returned one JSON object."""
+        return self.error_code is None

@@ -1,0 +1,127 @@
+"""Build the plugin manager: hookspecs, default plugins, entry-point plugins, blocking."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Mapping
+
+import pluggy
+
+from ikigai_core import __version__, hookspecs
+from ikigai_core.errors import UsageError
+
+ENTRY_POINT_GROUP = "ikigai"
+
+DEFAULT_PLUGINS = (
+    "ikigai_tools_builtin.builtin",  # the six installed *-tool scripts ("system")
+    "ikigai_tools_builtin.scanner",  # $IKIGAI_HOME/tools and ./.ikigai/tools
+    "ikigai_core.envelope",  # the result envelope; essential
+)
+ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)
+
+
+def disabled_plugin_names(environ: Mapping[str, str] = os.environ) -> list[str]:
+    """Plugin names listed in ``IKIGAI_DISABLE_PLUGINS`` (comma-separated)."""
+    raw = environ.get("IKIGAI_DISABLE_PLUGINS", "")
+    return [name.strip() for name in raw.split(",") if name.strip()]
+
+
+def warn(message: str) -> None:
+    """Report a problem that ikigai works around, on stderr."""
+    print(f"ikigai: {message}", file=sys.stderr)
+
+
+def get_plugin_manager(
+    *, load_entry_points: bool = True, environ: Mapping[str, str] = os.environ
+) -> pluggy.PluginManager:
+    """A manager with every hookspec, the default plugins and, unless told not to,
+    the plugins installed under the ``ikigai`` entry-point group."""
+    pm = pluggy.PluginManager("ikigai")
+    pm.add_hookspecs(hookspecs)
+    for name in disabled_plugin_names(environ):
+        if name in ESSENTIAL_PLUGINS:
+            raise UsageError(
+                f"plugin '{name}' is essential and cannot be disabled; "
+                "remove it from IKIGAI_DISABLE_PLUGINS (another plugin may replace what it does)"
+            )
+        pm.set_blocked(name)
+    for modname in DEFAULT_PLUGINS:
+        if not pm.is_blocked(modname):
+            pm.register(importlib.import_module(modname), name=modname)
+    if load_entry_points:
+        load_entry_point_plugins(pm)
+    return pm
+
+
+def load_entry_point_plugins(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) -> None:
+    """Register every plugin of the entry-point ``group``; a broken one is reported and skipped."""
+    for ep in entry_points(group=group):
+        if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
+            continue
+        dist = f" ({ep.dist.name} {ep.dist.version})" if ep.dist else ""
+        try:
+            plugin = ep.load()
+            pm.register(plugin, name=ep.name)
+        except Exception as exc:  # a third party's bug must not take ikigai down
+            warn(
+                f"plugin '{ep.name}'{dist} failed to load: {type(exc).__name__}: "
+                f"{_one_line(exc)}; skipped. Disable it with IKIGAI_DISABLE_PLUGINS={ep.name}"
+            )
+            continue
+        unknown = _unknown_hooks(pm, ep.name)
+        if unknown:
+            pm.unregister(name=ep.name)
+            warn(f"plugin '{ep.name}'{dist} implements {unknown}; skipped")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or "(no message)"
+
+
+def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str | None:
+    """Describe the first hook ``name`` implements that no hookspec defines, if any."""
+    for hook in pm.get_hookcallers(pm.get_plugin(name)) or ():
+        if hook.spec is None and hook.name.startswith("ikigai_"):
+            known = [h for h in dir(hookspecs) if h.startswith("ikigai_")]
+            guess = difflib.get_close_matches(hook.name, known, n=1)
+            hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+            return f"unknown hook '{hook.name}'{hint}"
+    return None
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One registered plugin, as ``ikigai plugins`` shows it."""
+
+    name: str
+    distribution: str | None
+    version: str | None
+    hooks: tuple[str, ...]
+    builtin: bool
+
+
+def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
+    """Every registered plugin with its distribution, version and hooks, sorted by name."""
+    dists = {plugin: dist for plugin, dist in pm.list_plugin_distinfo()}
+    infos = []
+    for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
+        dist = dists.get(plugin)
+        builtin = name in DEFAULT_PLUGINS
+        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
+        infos.append(
+            PluginInfo(
+                name=name,
+                distribution=dist.project_name if dist else ("ikigai-core" if builtin else None),
+                version=dist.version if dist else (__version__ if builtin else None),
+                hooks=hooks,
+                builtin=builtin,
+            )
+        )
+    return sorted(infos, key=lambda info: info.name)

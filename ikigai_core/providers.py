@@ -1,0 +1,109 @@
+"""The provider protocol, and the installed providers indexed by name.
+
+Core code never names a provider: they come from plugins through the
+``ikigai_provider_serializers`` hook (each provider distribution registers one
+through the ``ikigai`` entry-point group).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence
+
+from ikigai_core.errors import PluginError, UsageError
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
+    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.tools import Tool
+
+
+@dataclass(frozen=True)
+class ProviderRequest:
+    """One HTTP POST to a provider: where, with which headers (holding the key), what body."""
+
+    url: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+
+
+class ProviderSerializer(Protocol):
+    """What a provider plugin implements: schema transformation and wire format.
+
+    Everything here is pure (no network): ikigai's transport sends the request,
+    retries, and hands the parsed body or the server-sent events back.
+    """
+
+    name: str
+    """Unique provider name users pass to ``--provider``."""
+    default_model: str
+    """The model used when the user names none."""
+    api_key_env: Sequence[str]
+    """Environment variables holding the API key, most preferred first."""
+
+    def tool_schema(self, tool: Tool) -> dict[str, Any]:
+        """Translate one registry tool into this provider's tool declaration."""
+        ...
+
+    def request_body(
+        self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
+    ) -> dict[str, Any]:
+        """Build the JSON body for the next model turn (no key in it)."""
+        ...
+
+    def http_request(
+        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str,
+        environ: Mapping[str, str],
+    ) -> ProviderRequest:
+        """Where to POST ``body``, and with which headers."""
+        ...
+
+    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
+        """Read a non-streamed response body into one assistant turn."""
+        ...
+
+    def parse_stream(
+        self, events: Iterable[ServerSentEvent]
+    ) -> Iterator[TextDelta | AssistantMessage]:
+        """Read a stream: yield text as it arrives, then the whole assistant turn last."""
+        ...
+
+    def error_message(self, status: int, body: bytes, *, model: str) -> str:
+        """One line for an HTTP error status: what went wrong and what to do."""
+        ...
+
+    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Undo what ``tool_schema`` changed in the arguments the model sent (OpenAI: nulls)."""
+        ...
+
+
+def collect_providers(pm: pluggy.PluginManager) -> dict[str, ProviderSerializer]:
+    """Every installed provider by name, sorted. Two plugins with one name are an error."""
+    found: dict[str, ProviderSerializer] = {}
+    owner: dict[str, str] = {}
+    for impl in reversed(pm.hook.ikigai_provider_serializers.get_hookimpls()):
+        for provider in impl.function() or ():
+            if provider.name in found:
+                raise PluginError(
+                    f"Provider name '{provider.name}' is registered by both "
+                    f"'{owner[provider.name]}' and '{impl.plugin_name}'. "
+                    f"Uninstall one or block it with IKIGAI_DISABLE_PLUGINS={impl.plugin_name}"
+                )
+            found[provider.name] = provider
+            owner[provider.name] = impl.plugin_name
+    return dict(sorted(found.items()))
+
+
+def get_provider(pm: pluggy.PluginManager, name: str) -> ProviderSerializer:
+    """The provider called ``name``, or a usage error listing the installed ones."""
+    providers = collect_providers(pm)
+    try:
+        return providers[name]
+    except KeyError:
+        installed = ", ".join(providers) or "none"
+        raise UsageError(
+            f"Unknown provider '{name}'. Installed providers: {installed}. "
+            "Install one with pip install ikigai-provider-NAME"
+        ) from None

@@ -1,0 +1,96 @@
+"""What a tool source returns, and what the registry holds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+
+TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""Tool names every provider accepts (spec decision 3)."""
+
+TOOL_SUFFIX = "-tool"
+
+
+def tool_name_from_filename(filename: str) -> str:
+    """``file-read-tool`` -> ``file_read`` (spec decision 1)."""
+    return filename[: -len(TOOL_SUFFIX)].replace("-", "_")
+
+
+@dataclass(frozen=True)
+class ToolCandidate:
+    """A tool a source found but whose schema may still have to be asked for.
+
+    :param name: the tool's name (for directory tools, derived from the filename).
+    :param command: the argv that runs the tool; ``--schema`` is appended to ask for its schema.
+    :param path: the file behind the tool, if any; keys the schema cache.
+    :param schema: the schema, when the source already knows it (no ``--schema`` call then).
+    """
+
+    name: str
+    command: tuple[str, ...]
+    path: Path | None = None
+    schema: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SkippedTool:
+    """A tool that is not in the registry, and why.
+
+    :param name: the tool (or file) name.
+    :param source: the source that found it.
+    :param reason: one line for the user: what is wrong and, where it helps, what to do.
+    :param path: the file behind it, if any.
+    :param kind: ``invalid`` (a broken tool), ``untrusted`` (project directory not trusted)
+        or ``ignored`` (not a tool at all; shown only with ``--verbose``).
+    """
+
+    name: str
+    source: str
+    reason: str
+    path: Path | None = None
+    kind: str = "invalid"
+
+
+@dataclass(frozen=True)
+class ToolScan:
+    """What one source found: candidates to ask for schemas, and what it skipped."""
+
+    candidates: Sequence[ToolCandidate] = ()
+    skipped: Sequence[SkippedTool] = ()
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """A place tools come from. Returned by the ``ikigai_tool_sources`` hook.
+
+    ``name`` is shown to users (``system``, ``user``, ``project`` or the plugin's own);
+    on a tool-name clash the source with the higher ``precedence`` wins
+    (system 0 < user 10 < project 20).
+    """
+
+    name: str
+    precedence: int
+
+    def scan(self) -> ToolScan:
+        """Find this source's tools. Runs no tool: schemas are asked for by the caller."""
+        ...
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool in the registry: a validated schema and the command that runs it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    command: tuple[str, ...]
+    source: str
+    path: Path | None = None
+    schema: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def location(self) -> str:
+        """Where the tool lives, for people: its file, or its command line."""
+        return str(self.path) if self.path is not None else " ".join(self.command)

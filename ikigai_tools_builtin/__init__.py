@@ -1,0 +1,1 @@
+"""The six built-in tools (installed as ``*-tool`` scripts) and the default tool sources."""
