@@ -17,12 +17,6 @@ def ikigai_home(environ: Mapping[str, str] = os.environ) -> Path:
     return Path(home).expanduser() if home else Path.home() / ".ikigai"
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) user-only (0700) if missing; return it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return path
-
-
 @dataclass(frozen=True)
 class Settings:
     """Every setting, with its default. README.md documents each key."""

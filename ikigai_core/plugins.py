@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
-import sys
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Mapping
@@ -14,6 +13,7 @@ import pluggy
 
 from ikigai_core import __version__, hookspecs
 from ikigai_core.errors import UsageError
+from ikigai_core.output import warn
 
 ENTRY_POINT_GROUP = "ikigai"
 
@@ -29,11 +29,6 @@ def disabled_plugin_names(environ: Mapping[str, str] = os.environ) -> list[str]:
     """Plugin names listed in ``IKIGAI_DISABLE_PLUGINS`` (comma-separated)."""
     raw = environ.get("IKIGAI_DISABLE_PLUGINS", "")
     return [name.strip() for name in raw.split(",") if name.strip()]
-
-
-def warn(message: str) -> None:
-    """Report a problem that ikigai works around, on stderr."""
-    print(f"ikigai: {message}", file=sys.stderr)
 
 
 def get_plugin_manager(

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 
 def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
+    raise ValueError(f"output contains {name}, which is not JSON")
 
 
 def loads_object(data: bytes) -> dict[str, Any]:

@@ -1,0 +1,52 @@
+"""The ``ikigai`` command: a thin click group; each command lives in ``ikigai_core/commands``."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from ikigai_core import __version__
+from ikigai_core.app import App
+from ikigai_core.commands import plugins, tools, trust
+from ikigai_core.errors import IkigaiError
+from ikigai_core.output import printable
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="ikigai")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Give LLM agents tools: external executables, discovered and run safely."""
+    ctx.obj = App()
+
+
+for module in (tools, trust, plugins):
+    for command in module.COMMANDS:
+        cli.add_command(command)
+
+
+def _terminate(signum: int, frame: Any) -> NoReturn:
+    """SIGTERM unwinds like Ctrl-C, so running tools' process groups are killed."""
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: expected errors are one line on stderr, never a traceback."""
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        cli.main(args=argv, prog_name="ikigai", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("ikigai: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except IkigaiError as exc:
+        click.echo(f"ikigai: {printable(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("ikigai: interrupted", err=True)
+        sys.exit(130)

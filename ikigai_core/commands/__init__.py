@@ -1,0 +1,1 @@
+"""The CLI's commands, one module per group of related commands."""

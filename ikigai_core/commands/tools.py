@@ -1,0 +1,123 @@
+"""``ikigai tool list|show|run`` and ``ikigai refresh``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from typing import Any
+
+import click
+
+from ikigai_core.app import App
+from ikigai_core.errors import IkigaiError
+from ikigai_core.output import dumps, echo_json, printable, warn
+from ikigai_core.registry import Registry
+from ikigai_core.outcome import INVALID_PARAMS, ToolOutcome
+from ikigai_core.tools import Tool
+
+pass_app = click.make_pass_decorator(App)
+
+
+def report_skipped(registry: Registry, *, verbose: bool) -> None:
+    """On stderr: each broken tool and why; untrusted project tools as one line."""
+    for skipped in registry.skipped:
+        if skipped.kind == "invalid" or (verbose and skipped.kind == "ignored"):
+            where = f" ({skipped.path})" if skipped.path else ""
+            warn(f"skipped {skipped.source} tool '{skipped.name}'{where}: {skipped.reason}")
+    untrusted = Counter(s.reason for s in registry.skipped if s.kind == "untrusted")
+    for reason, count in untrusted.items():
+        tools = "tool" if count == 1 else "tools"
+        warn(f"{count} project {tools} not loaded: {reason}")
+
+
+def _tool_json(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "path": tool.location, "source": tool.source,
+            "description": tool.description}
+
+
+@click.group("tool")
+def tool_group() -> None:
+    """List, inspect and run the discovered tools."""
+
+
+@tool_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array on stdout.")
+@click.option("-v", "--verbose", is_flag=True, help="Show paths, overridden and ignored files.")
+@pass_app
+def list_tools(app: App, as_json: bool, verbose: bool) -> None:
+    """List every discovered tool; skipped tools and why go to stderr."""
+    registry = app.registry()
+    report_skipped(registry, verbose=verbose)
+    if as_json:
+        echo_json([_tool_json(tool) for tool in registry.values()])
+        return
+    if not registry:
+        warn("no tools found")
+    width = max((len(name) for name in registry), default=0)
+    for tool in registry.values():
+        line = f"{tool.name:<{width}}  {tool.source:<8}  {tool.description}"
+        if verbose:
+            line += f"\n{'':<{width}}  {tool.location}"
+        click.echo(printable(line))
+
+
+@tool_group.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+@pass_app
+def show_tool(app: App, name: str, as_json: bool) -> None:
+    """Show one tool's schema, source and path."""
+    registry = app.registry()
+    tool = registry.get(name)
+    if tool is None:
+        raise IkigaiError(f"unknown tool '{name}'; see `ikigai tool list`")
+    if as_json:
+        echo_json({**_tool_json(tool), "schema": tool.schema})
+        return
+    click.echo(printable(f"Tool: {tool.name}\nSource: {tool.source}\nPath: {tool.location}"))
+    click.echo("Schema:")
+    click.echo(printable(dumps(tool.schema, indent=2)))
+
+
+@tool_group.command("run")
+@click.argument("name")
+@click.argument("args_json", required=False)
+@pass_app
+def run_tool(app: App, name: str, args_json: str | None) -> None:
+    """Run tool NAME with ARGS_JSON (a JSON object; read from stdin when omitted).
+
+    Prints the envelope the model would receive; exits 0 when tool_success is true, 1 otherwise.
+    """
+    text = sys.stdin.read() if args_json is None else args_json
+    try:
+        arguments: Any = json.loads(text)
+    except ValueError as exc:
+        error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
+        envelope = app.wrap(ToolOutcome(name, error=error, error_code=INVALID_PARAMS))
+    else:
+        envelope = app.call_tool(app.registry(), name, arguments)
+    click.echo(dumps(envelope, indent=2))
+    sys.exit(0 if envelope.get("tool_success") else 1)
+
+
+@click.command("refresh")
+@pass_app
+def refresh(app: App) -> None:
+    """Ask every tool for its schema again and say what changed."""
+    from ikigai_core.snapshot import Snapshot
+
+    registry = app.registry(refresh=True)
+    changes = Snapshot(app.home).update(registry)
+    click.echo(f"Tools refreshed. {len(registry)} tools available.")
+    for label, names in (("Added", changes.added), ("Removed", changes.removed),
+                         ("Changed", changes.changed)):
+        if names:
+            click.echo(f"{label}: {', '.join(names)}")
+    skipped = [s for s in registry.skipped if s.kind != "ignored"]
+    if skipped:
+        click.echo(f"Skipped: {', '.join(sorted({s.name for s in skipped}))}")
+    report_skipped(registry, verbose=False)
+
+
+COMMANDS = (tool_group, refresh)

@@ -1,0 +1,45 @@
+"""``ikigai trust`` and ``ikigai untrust``: which projects may run their ``.ikigai/tools``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ikigai_core.app import App
+from ikigai_core.output import printable
+from ikigai_core.trust import TrustStore
+
+pass_app = click.make_pass_decorator(App)
+directory_arg = click.argument(
+    "directory", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+
+
+@click.command("trust")
+@directory_arg
+@click.option("--list", "list_", is_flag=True, help="List the trusted directories.")
+@pass_app
+def trust(app: App, directory: Path | None, list_: bool) -> None:
+    """Let DIRECTORY's .ikigai/tools run (default: the current directory)."""
+    store = TrustStore(app.home)
+    if list_:
+        if directory is not None:
+            raise click.UsageError("--list takes no DIRECTORY")
+        for path in store.directories():
+            click.echo(printable(str(path)))
+        return
+    resolved = store.trust(directory or app.cwd)
+    click.echo(printable(f"Trusted {resolved}: its .ikigai/tools will be loaded."))
+
+
+@click.command("untrust")
+@directory_arg
+@pass_app
+def untrust(app: App, directory: Path | None) -> None:
+    """Stop running DIRECTORY's .ikigai/tools (default: the current directory)."""
+    resolved = TrustStore(app.home).untrust(directory or app.cwd)
+    click.echo(printable(f"No longer trusted: {resolved}"))
+
+
+COMMANDS = (trust, untrust)

@@ -1,0 +1,282 @@
+"""Find tools: scan directories, ask every candidate for its schema in parallel, build the registry."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from ikigai_core.registry import Registry, merge
+from ikigai_core.schema_cache import SchemaCache, file_key
+from ikigai_core.strictjson import loads_object
+from ikigai_core.tools import (
+    TOOL_NAME_RE,
+    TOOL_SUFFIX,
+    SkippedTool,
+    Tool,
+    ToolCandidate,
+    ToolScan,
+    ToolSource,
+    tool_name_from_filename,
+)
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ikigai_core.config import Settings
+
+MAX_PARALLEL_SCHEMA_CALLS = 64
+
+
+class DirectorySource:
+    """Every executable ``*-tool`` file in one directory (spec decisions 1-3).
+
+    :param directory: the directory to scan; a missing one holds no tools.
+    :param name: the source name users see (``system``, ``user``, ``project``, ...).
+    :param precedence: higher wins on a name clash.
+    :param only: if given, only these file names are considered (the rest is not looked at).
+    """
+
+    def __init__(
+        self, directory: Path, *, name: str, precedence: int, only: Iterable[str] | None = None
+    ) -> None:
+        self.directory = Path(directory)
+        self.name = name
+        self.precedence = precedence
+        self.only = None if only is None else frozenset(only)
+
+    def __repr__(self) -> str:
+        return f"DirectorySource({str(self.directory)!r}, name={self.name!r})"
+
+    def scan(self) -> ToolScan:
+        """List the directory; never runs anything."""
+        try:
+            filenames = sorted(os.listdir(self.directory))
+        except (FileNotFoundError, NotADirectoryError):
+            return ToolScan()
+        except OSError as exc:
+            reason = f"cannot read tool directory {self.directory}: {exc.strerror}"
+            return ToolScan(skipped=[SkippedTool(self.directory.name, self.name, reason)])
+        if self.only is not None:
+            filenames = [f for f in filenames if f in self.only]
+        candidates: dict[str, ToolCandidate] = {}
+        skipped: list[SkippedTool] = []
+        for filename in filenames:
+            path = self.directory / filename
+            problem, kind = self._problem(filename, path)
+            name = tool_name_from_filename(filename) if filename.endswith(TOOL_SUFFIX) else filename
+            if problem is None and name in candidates:
+                problem = f"same tool name as {candidates[name].path}; rename one of them"
+            if problem is not None:
+                skipped.append(SkippedTool(name, self.name, problem, path, kind))
+            else:
+                candidates[name] = ToolCandidate(name, (str(path),), path)
+        return ToolScan(list(candidates.values()), skipped)
+
+    @staticmethod
+    def _problem(filename: str, path: Path) -> tuple[str | None, str]:
+        if not filename.endswith(TOOL_SUFFIX):
+            return "not a tool: the file name does not end in -tool", "ignored"
+        if filename.startswith("."):
+            return "hidden file", "ignored"
+        name = tool_name_from_filename(filename)
+        if not TOOL_NAME_RE.fullmatch(name):
+            return f"invalid tool name {name!r}: use 1-64 of A-Z a-z 0-9 _ -", "invalid"
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return "dangling symlink: its target does not exist", "invalid"
+        except OSError as exc:
+            return f"cannot stat: {exc.strerror}", "invalid"
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file", "invalid"
+        if not os.access(path, os.X_OK):
+            return f"not executable; run chmod +x {path}", "invalid"
+        return None, ""
+
+
+def validate_schema(schema: Mapping[str, Any]) -> str | None:
+    """Why ``schema`` is not a usable tool schema (spec decision 3), or None."""
+    for field in ("name", "description"):
+        if not isinstance(schema.get(field), str):
+            return f"schema has no string '{field}'"
+    parameters = schema.get("parameters")
+    if not isinstance(parameters, dict) or parameters.get("type") != "object":
+        return "schema 'parameters' must be a JSON Schema object with \"type\": \"object\""
+    from jsonschema.validators import validator_for  # lazy: only a cold scan needs it
+
+    validator = validator_for(parameters)
+    for error in validator(validator.META_SCHEMA).iter_errors(parameters):
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"schema 'parameters' is not valid JSON Schema at {where}: {error.message}"
+    return None
+
+
+def ask_schema(candidate: ToolCandidate, settings: Settings) -> Mapping[str, Any] | str:
+    """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped).
+
+    :returns: the validated schema, or the reason it is unusable.
+    """
+    from ikigai_core.process import run_process
+
+    try:
+        ran = run_process(
+            (*candidate.command, "--schema"),
+            stdin=None,
+            timeout=settings.schema_timeout,
+            max_stdout=settings.schema_max_bytes,
+            max_stderr=1024,
+        )
+    except OSError as exc:
+        return f"cannot run --schema: {exc.strerror or exc}"
+    if ran.timed_out:
+        return f"--schema timed out after {settings.schema_timeout:g} s"
+    if ran.overflowed:
+        return f"--schema printed more than {settings.schema_max_bytes} bytes"
+    if ran.exit_code != 0:
+        return f"--schema crashed with exit code {ran.exit_code}"
+    try:
+        schema = loads_object(ran.stdout)
+    except ValueError as exc:
+        return f"--schema {exc}"
+    return validate_schema(schema) or schema
+
+
+def _tool(candidate: ToolCandidate, schema: Mapping[str, Any], source: ToolSource) -> Tool:
+    return Tool(
+        name=candidate.name,
+        description=schema["description"],
+        parameters=schema["parameters"],
+        command=candidate.command,
+        source=source.name,
+        path=candidate.path,
+        schema=schema,
+    )
+
+
+def collect_sources(pm: pluggy.PluginManager, *, home: Path, cwd: Path) -> list[ToolSource]:
+    """Every source every plugin contributes, in plugin order."""
+    return [s for sources in pm.hook.ikigai_tool_sources(home=home, cwd=cwd) for s in sources]
+
+
+def discover(
+    pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings, refresh: bool = False
+) -> Registry:
+    """Scan every source and build the registry.
+
+    Schemas come from the cache when the tool file is unchanged, unless ``refresh``;
+    all the others are asked for in parallel, each under the schema time and size budget.
+    """
+    cache = SchemaCache(home)
+    found: list[tuple[int, Tool]] = []
+    skipped: list[SkippedTool] = []
+    to_ask: list[tuple[ToolSource, ToolCandidate, list[int] | None]] = []
+    for source in collect_sources(pm, home=home, cwd=cwd):
+        scan = source.scan()
+        skipped.extend(scan.skipped)
+        for candidate in scan.candidates:
+            answer: Mapping[str, Any] | str | None = candidate.schema
+            if answer is not None:
+                answer = validate_schema(answer) or answer
+            elif candidate.path is not None and not refresh:
+                cached = cache.get(candidate.path)
+                answer = cached and (cached.get("schema") or cached.get("error"))
+            if answer is None:
+                key = file_key(candidate.path) if candidate.path is not None else None
+                to_ask.append((source, candidate, key))
+            else:
+                _record(source, candidate, answer, found, skipped)
+    if to_ask:
+        workers = min(len(to_ask), MAX_PARALLEL_SCHEMA_CALLS)
+        with ThreadPoolExecutor(workers, thread_name_prefix="ikigai-schema") as pool:
+            answers = list(pool.map(lambda job: ask_schema(job[1], settings), to_ask))
+        for (source, candidate, key), answer in zip(to_ask, answers):
+            _record(source, candidate, answer, found, skipped)
+            if candidate.path is not None and "timed out" not in str(answer):
+                kind = "error" if isinstance(answer, str) else "schema"
+                cache.put(candidate.path, key, **{kind: answer})
+        try:
+            cache.save()
+        except OSError as exc:
+            from ikigai_core.output import warn
+
+            warn(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
+    return merge(found, skipped)
+
+
+def _record(
+    source: ToolSource,
+    candidate: ToolCandidate,
+    answer: Mapping[str, Any] | str,
+    found: list[tuple[int, Tool]],
+    skipped: list[SkippedTool],
+) -> None:
+    if isinstance(answer, str):
+        skipped.append(SkippedTool(candidate.name, source.name, answer, candidate.path))
+    else:
+        found.append((source.precedence, _tool(candidate, answer, source)))
+
+
+class DiscoveryState(Enum):
+    """Where a background discovery is (seed 000, phase 6)."""
+
+    NOT_STARTED = "not started"
+    IN_PROGRESS = "in progress"
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+class Discovery:
+    """Discovery in the background: ``start()`` returns at once, ``wait()`` blocks for the registry.
+
+    An interactive front end starts it before showing its prompt and waits only when a
+    tool is first needed.
+    """
+
+    def __init__(
+        self, pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings,
+        refresh: bool = False,
+    ) -> None:
+        self._args = dict(home=home, cwd=cwd, settings=settings, refresh=refresh)
+        self._pm = pm
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._registry: Registry | None = None
+        self._error: BaseException | None = None
+        self.state = DiscoveryState.NOT_STARTED
+
+    def start(self) -> None:
+        """Begin discovering in a daemon thread; a second call does nothing."""
+        with self._lock:
+            if self.state is not DiscoveryState.NOT_STARTED:
+                return
+            self.state = DiscoveryState.IN_PROGRESS
+            self._thread = threading.Thread(target=self._run, name="ikigai-discovery", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._registry = discover(self._pm, **self._args)
+            self.state = DiscoveryState.COMPLETE
+        except BaseException as exc:  # handed to the thread that waits
+            self._error = exc
+            self.state = DiscoveryState.FAILED
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float | None = None) -> Registry | None:
+        """The registry (starting discovery if needed); ``None`` if ``timeout`` passed first.
+
+        Re-raises what made discovery fail.
+        """
+        self.start()
+        if not self._done.wait(timeout):
+            return None
+        if self._error is not None:
+            raise self._error
+        return self._registry

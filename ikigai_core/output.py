@@ -1,0 +1,32 @@
+"""Printing for people and for programs: no raw control characters, strict JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import click
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, *, keep_newlines: bool = True) -> str:
+    """``text`` with control characters escaped, so a tool cannot drive the terminal."""
+    escaped = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return escaped if keep_newlines else escaped.replace("\n", "\\n")
+
+
+def dumps(value: Any, *, indent: int | None = None) -> str:
+    """Strict JSON (no NaN), non-ASCII kept as is."""
+    return json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def echo_json(value: Any) -> None:
+    """Print ``value`` as indented strict JSON on stdout."""
+    click.echo(dumps(value, indent=2))
+
+
+def warn(message: str) -> None:
+    """One line on stderr, prefixed ``ikigai:``."""
+    click.echo(f"ikigai: {printable(message, keep_newlines=False)}", err=True)

@@ -1,0 +1,262 @@
+"""Run one child process under a time and output budget: one thread, no polling, no leaks.
+
+The child gets its own session (so its whole process group can be killed) and only
+fds 0-2. Its stdin is written and its stdout and stderr read concurrently with one
+selector; the main process's exit is watched with a pidfd in the same selector, so
+a grandchild that keeps stdout open cannot hold the call (issue 2, "Process groups").
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+KILL_GRACE = 2.0
+"""Seconds a process group gets between SIGTERM and SIGKILL."""
+
+_READ_SIZE = 64 * 1024
+_DRAIN_LIMIT = 1024 * 1024  # per pipe after exit: what the largest pipe buffer holds
+_POLL_INTERVAL = 0.05  # only without pidfd (not Linux): how often to check for exit
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    """What one child process did.
+
+    :param exit_code: 0..255, or 128+N when killed by signal N.
+    :param stdout: at most ``max_stdout`` bytes (what was read before overflow or timeout).
+    :param stderr: the last ``max_stderr`` bytes.
+    :param timed_out: the time budget ran out and the group was killed.
+    :param overflowed: stdout exceeded ``max_stdout``: reading stopped, the group was killed.
+    :param elapsed: seconds from start to reaped.
+    """
+
+    exit_code: int
+    stdout: bytes
+    stderr: bytes
+    timed_out: bool
+    overflowed: bool
+    elapsed: float
+
+
+def run_process(
+    argv: Sequence[str],
+    *,
+    stdin: bytes | None,
+    timeout: float,
+    max_stdout: int,
+    max_stderr: int = 65536,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ProcessResult:
+    """Run ``argv`` with ``stdin`` (``None``: /dev/null) and collect what it prints.
+
+    Returns as soon as the main process exits; its process group is then sent SIGTERM,
+    and SIGKILL follows in the background for survivors. On timeout or stdout overflow
+    the group gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds. If the caller
+    is interrupted (KeyboardInterrupt, SystemExit, ...) the group is killed and the
+    exception re-raised. Raises ``OSError`` only when the process cannot be started.
+    """
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        argv,
+        bufsize=0,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
+    run = _Run(proc, max_stdout=max_stdout, max_stderr=max_stderr)
+    try:
+        run.start(stdin or b"")
+        run.pump(start + timeout)
+        run.finish()
+    except BaseException:
+        run.abort()
+        raise
+    finally:
+        run.close()
+    code = proc.returncode
+    return ProcessResult(
+        exit_code=128 - code if code < 0 else code,
+        stdout=bytes(run.stdout),
+        stderr=bytes(run.stderr),
+        timed_out=run.timed_out,
+        overflowed=run.overflowed,
+        elapsed=time.monotonic() - start,
+    )
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:  # the whole group is gone already
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _open_pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: fall back to polling
+        return None
+
+
+class _Run:
+    """One running child: its pipes, its pidfd, and what it printed so far."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], *, max_stdout: int, max_stderr: int):
+        self.proc = proc
+        self.pgid = proc.pid  # start_new_session: the child leads its own group
+        self.max_stdout = max_stdout
+        self.max_stderr = max_stderr
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.timed_out = self.overflowed = self.exited = False
+        self.pending = memoryview(b"")
+        self.pidfd: int | None = None
+        self.selector: selectors.BaseSelector | None = None
+        self.readers: dict[int, Callable[[bytes], None]] = {}
+
+    def start(self, data: bytes) -> None:
+        """Open the selector on stdin (if piped), stdout, stderr and the pidfd."""
+        self.selector = selectors.DefaultSelector()
+        proc = self.proc
+        assert proc.stdout is not None and proc.stderr is not None
+        for pipe, sink in ((proc.stdout, self._on_stdout), (proc.stderr, self._on_stderr)):
+            os.set_blocking(pipe.fileno(), False)
+            self.readers[pipe.fileno()] = sink
+            self.selector.register(pipe.fileno(), selectors.EVENT_READ, self._read)
+        if proc.stdin is not None:
+            self.pending = memoryview(data)
+            if data:
+                os.set_blocking(proc.stdin.fileno(), False)
+                self.selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, self._write)
+            else:
+                proc.stdin.close()
+        self.pidfd = _open_pidfd(proc.pid)
+        if self.pidfd is not None:
+            self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
+
+    def pump(self, deadline: float) -> None:
+        """Move bytes until the main process exits, stdout overflows or ``deadline`` passes."""
+        assert self.selector is not None
+        while not (self.exited or self.overflowed):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.timed_out = True
+                return
+            if self.pidfd is None:
+                remaining = min(remaining, _POLL_INTERVAL)
+            for key, _ in self.selector.select(remaining):
+                key.data(key.fd)
+            if self.pidfd is None and self.proc.poll() is not None:
+                self.exited = True
+
+    def finish(self) -> None:
+        """Collect what is buffered, end the process group and reap the main process."""
+        if self.exited:
+            self._drain()
+            # The main process is a zombie until reaped, so its pgid cannot be reused yet.
+            _signal_group(self.pgid, signal.SIGTERM)
+            self.proc.wait()
+            if _group_alive(self.pgid):  # a grandchild: kill it later, without waiting
+                timer = threading.Timer(KILL_GRACE, _signal_group, (self.pgid, signal.SIGKILL))
+                timer.daemon = True
+                timer.start()
+            return
+        _signal_group(self.pgid, signal.SIGTERM)
+        try:
+            self.proc.wait(KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            pass
+        _signal_group(self.pgid, signal.SIGKILL)
+        self.proc.wait()
+        self._drain()
+
+    def abort(self) -> None:
+        """The caller was interrupted: kill the whole group now and reap."""
+        _signal_group(self.pgid, signal.SIGKILL)
+        self.proc.wait()
+
+    def close(self) -> None:
+        """Close every fd this run opened."""
+        if self.selector is not None:
+            self.selector.close()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+
+    def _write(self, fd: int) -> None:
+        try:
+            written = os.write(fd, self.pending)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:  # the tool closed stdin or exited without reading it
+            written = len(self.pending)
+        self.pending = self.pending[written:]
+        if not self.pending:
+            assert self.selector is not None and self.proc.stdin is not None
+            self.selector.unregister(fd)
+            self.proc.stdin.close()
+
+    def _read(self, fd: int) -> int:
+        """Read once from ``fd`` into its sink; the byte count, or -1 when nothing was ready."""
+        try:
+            data = os.read(fd, _READ_SIZE)
+        except BlockingIOError:
+            return -1
+        if data:
+            self.readers[fd](data)
+        else:
+            self._stop_reading(fd)
+        return len(data)
+
+    def _stop_reading(self, fd: int) -> None:
+        assert self.selector is not None
+        self.selector.unregister(fd)
+        del self.readers[fd]
+
+    def _on_stdout(self, data: bytes) -> None:
+        self.stdout += data
+        if len(self.stdout) > self.max_stdout:
+            del self.stdout[self.max_stdout :]
+            self.overflowed = True
+            self._stop_reading(self.proc.stdout.fileno())  # type: ignore[union-attr]
+
+    def _on_stderr(self, data: bytes) -> None:
+        self.stderr += data
+        excess = len(self.stderr) - self.max_stderr
+        if excess > 0:
+            del self.stderr[:excess]
+
+    def _on_exit(self, fd: int) -> None:
+        self.exited = True
+
+    def _drain(self) -> None:
+        """Read what the pipes already hold, without blocking (writers may still live)."""
+        for fd in list(self.readers):
+            budget = _DRAIN_LIMIT
+            while budget > 0 and fd in self.readers:
+                count = self._read(fd)
+                if count <= 0:
+                    break
+                budget -= count

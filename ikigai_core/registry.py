@@ -1,0 +1,56 @@
+"""The registry: every usable tool by name, merged from all sources by precedence."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Iterable, Iterator, Mapping, Sequence
+
+from ikigai_core.tools import SkippedTool, Tool
+
+
+class Registry(Mapping[str, Tool]):
+    """An immutable, name-sorted mapping of tools, plus the tools that were skipped.
+
+    Built once per discovery and never changed afterwards, so any number of threads
+    may read it without a lock; ``ikigai refresh`` builds a new one.
+    """
+
+    def __init__(self, tools: Iterable[Tool] = (), skipped: Iterable[SkippedTool] = ()) -> None:
+        self._tools = MappingProxyType({t.name: t for t in sorted(tools, key=lambda t: t.name)})
+        self.skipped: tuple[SkippedTool, ...] = tuple(skipped)
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        return f"Registry({list(self._tools)!r}, skipped={len(self.skipped)})"
+
+
+def merge(found: Sequence[tuple[int, Tool]], skipped: Iterable[SkippedTool] = ()) -> Registry:
+    """Keep, for each name, the tool of the highest-precedence source (spec decision 2).
+
+    ``found`` holds ``(precedence, tool)`` pairs; a tool that loses to another of the
+    same name is recorded as skipped (``ignored``) so ``--verbose`` can show the override.
+    """
+    winners: dict[str, tuple[int, Tool]] = {}
+    overridden: list[SkippedTool] = []
+    for precedence, tool in sorted(found, key=lambda pair: pair[0]):
+        previous = winners.get(tool.name)
+        if previous is not None:
+            overridden.append(
+                SkippedTool(
+                    name=tool.name,
+                    source=previous[1].source,
+                    reason=f"overridden by the {tool.source} tool at {tool.location}",
+                    path=previous[1].path,
+                    kind="ignored",
+                )
+            )
+        winners[tool.name] = (precedence, tool)
+    return Registry((tool for _, tool in winners.values()), [*skipped, *overridden])

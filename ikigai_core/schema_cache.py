@@ -1,0 +1,64 @@
+"""Remember each tool file's schema, keyed by the file's path, size, mtime and inode.
+
+A call whose tool files did not change asks no ``--schema`` at all. The cache is a
+plain JSON file under ``$IKIGAI_HOME``; a corrupt one is silently rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+from ikigai_core.statefiles import write_private_json
+
+CACHE_VERSION = 1
+
+
+def file_key(path: Path) -> list[int] | None:
+    """What identifies one version of a file (following symlinks), or None if it is gone."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev]
+
+
+class SchemaCache:
+    """Schemas (or deterministic failures) per tool file, loaded once, saved atomically."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / "cache" / "schemas.json"
+        self._entries: dict[str, Any] = self._load()
+        self._dirty = False
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+            return {}
+        entries = data.get("entries")
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, path: Path) -> Mapping[str, Any] | None:
+        """The cached answer for ``path`` if the file is unchanged: ``{"schema": ...}`` or
+        ``{"error": ...}``."""
+        entry = self._entries.get(str(path))
+        if not isinstance(entry, dict) or entry.get("key") != file_key(path):
+            return None
+        return entry
+
+    def put(self, path: Path, key: list[int] | None, **answer: Any) -> None:
+        """Remember the answer for the file version ``key`` (taken before asking)."""
+        if key is not None:
+            self._entries[str(path)] = {"key": key, **answer}
+            self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache if it changed."""
+        if self._dirty:
+            write_private_json(self.path, {"version": CACHE_VERSION, "entries": self._entries})
+            self._dirty = False
+

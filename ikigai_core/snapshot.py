@@ -1,0 +1,55 @@
+"""What the registry looked like last time, so ``ikigai refresh`` can say what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ikigai_core.registry import Registry
+from ikigai_core.statefiles import write_private_json
+
+
+def fingerprint(registry: Registry) -> dict[str, str]:
+    """Each tool's name -> a digest of where it comes from and its schema."""
+    return {
+        name: hashlib.sha256(
+            json.dumps([tool.source, tool.location, tool.schema], sort_keys=True).encode()
+        ).hexdigest()[:16]
+        for name, tool in registry.items()
+    }
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Tool names added, removed and changed since the last snapshot."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+
+
+class Snapshot:
+    """The fingerprint of the last registry, in ``$IKIGAI_HOME/cache/registry.json``."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / "cache" / "registry.json"
+
+    def load(self) -> dict[str, str]:
+        """The last fingerprint; empty when there is none or it is unreadable."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def update(self, registry: Registry) -> Changes:
+        """Store ``registry``'s fingerprint and say how it differs from the last one."""
+        old, new = self.load(), fingerprint(registry)
+        write_private_json(self.path, new)
+        return Changes(
+            added=sorted(new.keys() - old.keys()),
+            removed=sorted(old.keys() - new.keys()),
+            changed=sorted(n for n in new.keys() & old.keys() if new[n] != old[n]),
+        )

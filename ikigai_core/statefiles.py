@@ -1,0 +1,28 @@
+"""Files ikigai keeps under ``$IKIGAI_HOME``: user-only, written atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) user-only (0700) if missing; return it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def write_private_json(path: Path, data: Any) -> None:
+    """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename)."""
+    ensure_private_dir(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

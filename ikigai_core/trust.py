@@ -1,0 +1,78 @@
+"""Which project directories the user trusts to run their ``.ikigai/tools``.
+
+A cloned repository must not run code just because ikigai was started inside it:
+project tools are neither asked for ``--schema`` nor run until ``ikigai trust``.
+Trust is keyed by the resolved directory, so a symlink or ``..`` cannot borrow it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from ikigai_core.errors import ConfigError
+from ikigai_core.statefiles import ensure_private_dir, write_private_json
+
+
+class TrustStore:
+    """The trusted directories, in ``$IKIGAI_HOME/trust.json`` (user-only, locked on change)."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / "trust.json"
+
+    def directories(self) -> list[Path]:
+        """Every trusted directory, resolved, sorted."""
+        return [Path(d) for d in self._read()]
+
+    def is_trusted(self, directory: Path) -> bool:
+        """True if the resolved ``directory`` was trusted."""
+        return str(Path(directory).resolve()) in self._read()
+
+    def trust(self, directory: Path) -> Path:
+        """Trust ``directory`` (resolved); returns the resolved path."""
+        return self._change(directory, add=True)
+
+    def untrust(self, directory: Path) -> Path:
+        """Stop trusting ``directory`` (resolved); returns the resolved path."""
+        return self._change(directory, add=False)
+
+    def _read(self) -> list[str]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise ConfigError(f"cannot read {self.path}: {exc.strerror}") from exc
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        trusted = data.get("trusted") if isinstance(data, dict) else None
+        if not isinstance(trusted, list) or not all(isinstance(d, str) for d in trusted):
+            raise ConfigError(
+                f"{self.path} is corrupt (expected {{\"trusted\": [directories]}}); "
+                "delete it and trust your project directories again with `ikigai trust DIR`"
+            )
+        return trusted
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        ensure_private_dir(self.path.parent)
+        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _change(self, directory: Path, *, add: bool) -> Path:
+        resolved = Path(directory).resolve()
+        with self._locked():
+            trusted = set(self._read())
+            (trusted.add if add else trusted.discard)(str(resolved))
+            write_private_json(self.path, {"trusted": sorted(trusted)})
+        return resolved

@@ -1,0 +1,63 @@
+"""Default plugin: the six built-in tools, installed as ``*-tool`` scripts (source ``system``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from pathlib import Path
+
+from ikigai_core import SkippedTool, ToolScan, hookimpl
+from ikigai_core.discovery import DirectorySource
+
+BUILTIN_SCRIPTS = (
+    "bash-tool",
+    "file-edit-tool",
+    "file-read-tool",
+    "file-write-tool",
+    "glob-tool",
+    "grep-tool",
+)
+SYSTEM_PRECEDENCE = 0
+
+
+def scripts_dirs() -> list[Path]:
+    """Where pip may have put this installation's console scripts, most likely first."""
+    dirs = [
+        Path(sysconfig.get_path("scripts")),
+        Path(sys.executable).parent,
+        Path(sysconfig.get_path("scripts", f"{os.name}_user")),
+    ]
+    return list(dict.fromkeys(dirs))
+
+
+class BuiltinSource(DirectorySource):
+    """The six scripts pip installed with ikigai-core; a missing one is reported."""
+
+    def __init__(self) -> None:
+        dirs = scripts_dirs()
+        found = next((d for d in dirs if (d / BUILTIN_SCRIPTS[0]).exists()), dirs[0])
+        super().__init__(found, name="system", precedence=SYSTEM_PRECEDENCE, only=BUILTIN_SCRIPTS)
+
+    def scan(self) -> ToolScan:
+        """The installed scripts, plus one skipped entry for each that is missing."""
+        scan = super().scan()
+        seen = {c.path.name for c in scan.candidates if c.path} | {
+            s.path.name for s in scan.skipped if s.path}
+        missing = [
+            SkippedTool(script.removesuffix("-tool").replace("-", "_"), self.name,
+                        f"built-in {script} is not installed in {self.directory}; "
+                        "reinstall ikigai-core", self.directory / script)
+            for script in BUILTIN_SCRIPTS if script not in seen
+        ]
+        return ToolScan(scan.candidates, [*scan.skipped, *missing])
+
+
+@hookimpl
+def ikigai_tool_sources() -> list[DirectorySource]:
+    """The installed built-in scripts, and ``<prefix>/libexec/ikigai`` if present."""
+    return [
+        BuiltinSource(),
+        DirectorySource(Path(sys.prefix) / "libexec" / "ikigai", name="system",
+                        precedence=SYSTEM_PRECEDENCE),
+    ]

@@ -1,0 +1,45 @@
+"""Default plugin: the user's and the project's tool directories.
+
+``$IKIGAI_HOME/tools`` (source ``user``) and ``./.ikigai/tools`` (source ``project``,
+only once the project directory is trusted with ``ikigai trust``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ikigai_core import SkippedTool, ToolScan, hookimpl
+from ikigai_core.discovery import DirectorySource
+from ikigai_core.trust import TrustStore
+
+USER_PRECEDENCE = 10
+PROJECT_PRECEDENCE = 20
+
+
+class ProjectSource(DirectorySource):
+    """``./.ikigai/tools``, whose tools are only candidates once the project is trusted."""
+
+    def __init__(self, project: Path, trust: TrustStore) -> None:
+        super().__init__(project / ".ikigai" / "tools", name="project",
+                         precedence=PROJECT_PRECEDENCE)
+        self.project = project
+        self.trust = trust
+
+    def scan(self) -> ToolScan:
+        """Untrusted: every would-be tool is reported as ``untrusted`` and nothing is run."""
+        scan = super().scan()
+        if not scan.candidates or self.trust.is_trusted(self.project):
+            return scan
+        reason = f"project directory not trusted; run `ikigai trust {self.project}`"
+        untrusted = [SkippedTool(c.name, self.name, reason, c.path, "untrusted")
+                     for c in scan.candidates]
+        return ToolScan((), [*scan.skipped, *untrusted])
+
+
+@hookimpl
+def ikigai_tool_sources(home: Path, cwd: Path) -> list[DirectorySource]:
+    """The user directory, then the project directory."""
+    return [
+        DirectorySource(home / "tools", name="user", precedence=USER_PRECEDENCE),
+        ProjectSource(cwd, TrustStore(home)),
+    ]
