@@ -102,18 +102,20 @@ class PluginInfo:
 
 def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     """Every registered plugin with its distribution, version and hooks, sorted by name."""
-    dists = {plugin: dist for plugin, dist in pm.list_plugin_distinfo()}
+    # Plugins are registered one by one (so a broken one can be skipped), which leaves
+    # pluggy's list_plugin_distinfo() empty: the entry point names the distribution.
+    dists = {ep.name: ep.dist for ep in entry_points(group=ENTRY_POINT_GROUP)}
     infos = []
     for name, plugin in pm.list_name_plugin():
         if plugin is None:
             continue
-        dist = dists.get(plugin)
+        dist = dists.get(name)
         builtin = name in DEFAULT_PLUGINS
         hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
         infos.append(
             PluginInfo(
                 name=name,
-                distribution=dist.project_name if dist else ("ikigai-core" if builtin else None),
+                distribution=dist.name if dist else ("ikigai-core" if builtin else None),
                 version=dist.version if dist else (__version__ if builtin else None),
                 hooks=hooks,
                 builtin=builtin,
