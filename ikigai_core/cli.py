@@ -15,7 +15,28 @@ from ikigai_core.errors import IkigaiError
 from ikigai_core.output import printable
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Failure(click.ClickException):
+    """An :class:`IkigaiError` on its way out: one line on stderr, the error's exit code."""
+
+    def __init__(self, error: IkigaiError) -> None:
+        super().__init__(str(error))
+        self.exit_code = error.exit_code
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"ikigai: {printable(self.message, keep_newlines=False)}", err=True)
+
+
+class IkigaiGroup(click.Group):
+    """A click group that turns expected ikigai errors into clean one-line failures."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except IkigaiError as exc:
+            raise Failure(exc) from exc
+
+
+@click.group(cls=IkigaiGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="ikigai")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -44,9 +65,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except IkigaiError as exc:
-        click.echo(f"ikigai: {printable(str(exc))}", err=True)
-        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("ikigai: interrupted", err=True)
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -42,6 +42,8 @@ class ProviderSerializer(Protocol):
     """The model used when the user names none."""
     api_key_env: Sequence[str]
     """Environment variables holding the API key, most preferred first."""
+    base_url_env: str
+    """Environment variable overriding the API's base URL (named when it cannot be reached)."""
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """Translate one registry tool into this provider's tool declaration."""
@@ -83,7 +85,7 @@ def collect_providers(pm: pluggy.PluginManager) -> dict[str, ProviderSerializer]
     """Every installed provider by name, sorted. Two plugins with one name are an error."""
     found: dict[str, ProviderSerializer] = {}
     owner: dict[str, str] = {}
-    for impl in reversed(pm.hook.ikigai_provider_serializers.get_hookimpls()):
+    for impl in pm.hook.ikigai_provider_serializers.get_hookimpls():
         for provider in impl.function() or ():
             if provider.name in found:
                 raise PluginError(

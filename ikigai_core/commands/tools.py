@@ -75,6 +75,11 @@ def show_tool(app: App, name: str, as_json: bool) -> None:
     if as_json:
         echo_json({**_tool_json(tool), "schema": tool.schema})
         return
+    echo_tool(tool)
+
+
+def echo_tool(tool: Tool) -> None:
+    """Print one tool for people: name, source, path and schema (``tool show``, ``/tool NAME``)."""
     click.echo(printable(f"Tool: {tool.name}\nSource: {tool.source}\nPath: {tool.location}"))
     click.echo("Schema:")
     click.echo(printable(dumps(tool.schema, indent=2)))
@@ -105,6 +110,11 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
 @pass_app
 def refresh(app: App) -> None:
     """Ask every tool for its schema again and say what changed."""
+    refresh_tools(app)
+
+
+def refresh_tools(app: App) -> Registry:
+    """Rediscover every tool, print what changed, return the new registry (``/refresh`` too)."""
     from ikigai_core.snapshot import Snapshot
 
     registry = app.registry(refresh=True)
@@ -118,6 +128,7 @@ def refresh(app: App) -> None:
     if skipped:
         click.echo(f"Skipped: {', '.join(sorted({s.name for s in skipped}))}")
     report_skipped(registry, verbose=False)
+    return registry
 
 
 COMMANDS = (tool_group, refresh)

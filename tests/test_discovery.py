@@ -1,0 +1,337 @@
+"""Discovery: directory scanning, --schema in parallel, failure reasons, precedence, cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ikigai_core import SkippedTool, ToolCandidate, ToolScan, hookimpl
+from ikigai_core.config import Settings
+from ikigai_core.discovery import (
+    DirectorySource,
+    Discovery,
+    DiscoveryState,
+    discover,
+    validate_schema,
+)
+from ikigai_core.plugins import get_plugin_manager
+from ikigai_core.trust import TrustStore
+from tests.support.tools import schema_for
+
+
+@pytest.fixture
+def pm():
+    """Defaults only: built-in, user and project sources, the envelope."""
+    return get_plugin_manager(load_entry_points=False, environ={})
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A trusted project directory."""
+    root = tmp_path / "project"
+    (root / ".ikigai" / "tools").mkdir(parents=True)
+    return root
+
+
+def run(pm, home, cwd, **settings):
+    return discover(pm, home=home, cwd=cwd, settings=Settings(**settings))
+
+
+def user_tools(home: Path) -> Path:
+    return home / "tools"
+
+
+def test_user_tool_is_discovered_with_name_from_filename(pm, isolated_home, make_tool, tmp_path):
+    make_tool(user_tools(isolated_home), "word-count-tool", schema=schema_for("anything_else"))
+    registry = run(pm, isolated_home, tmp_path)
+    tool = registry["word_count"]
+    assert tool.source == "user"
+    assert tool.path == user_tools(isolated_home) / "word-count-tool"
+    assert tool.description == "The anything_else test tool"
+
+
+def test_precedence_project_over_user_over_system(pm, isolated_home, make_tool, project):
+    make_tool(user_tools(isolated_home), "bash-tool", schema=schema_for("bash"))
+    make_tool(user_tools(isolated_home), "mine-tool")
+    make_tool(project / ".ikigai" / "tools", "mine-tool")
+    TrustStore(isolated_home).trust(project)
+    registry = run(pm, isolated_home, project)
+    assert registry["bash"].source == "user"
+    assert registry["mine"].source == "project"
+    overridden = [s for s in registry.skipped if s.name == "mine"]
+    assert overridden[0].kind == "ignored" and "overridden by the project tool" in overridden[0].reason
+
+
+def test_registry_is_sorted_by_name(pm, isolated_home, make_tool, tmp_path):
+    for name in ("zeta", "alpha", "mid"):
+        make_tool(user_tools(isolated_home), f"{name}-tool")
+    names = [n for n in run(pm, isolated_home, tmp_path) if n in ("zeta", "alpha", "mid")]
+    assert names == ["alpha", "mid", "zeta"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason"),
+    [
+        ({"schema_body": "time.sleep(5)"}, "--schema timed out after 0.5 s"),
+        ({"schema_body": "sys.exit(3)"}, "--schema crashed with exit code 3"),
+        ({"schema_body": "os.kill(os.getpid(), signal.SIGSEGV)"}, "crashed with exit code 139"),
+        ({"schema": "not json"}, "--schema output is not valid JSON"),
+        ({"schema": "[1, 2]"}, "--schema output is a JSON array, not an object"),
+        ({"schema": "{}{}"}, "--schema output has data after the JSON value"),
+        ({"schema": '{"name": "x", "description": "d", "parameters": {"type": "object", "x": NaN}}'},
+         "NaN"),
+        ({"schema": {"name": "x", "parameters": {"type": "object"}}}, "no string 'description'"),
+        ({"schema": {"name": "x", "description": "d"}}, "'parameters' must be a JSON Schema object"),
+        ({"schema": {"name": "x", "description": "d", "parameters": {"type": "array"}}},
+         "'parameters' must be a JSON Schema object"),
+        ({"schema": {"name": "x", "description": "d",
+                     "parameters": {"type": "object", "properties": {"a": {"type": "nope"}}}}},
+         "not valid JSON Schema at properties/a/type"),
+        ({"schema": "x" * 9000}, "--schema printed more than 8192 bytes"),
+    ],
+)
+def test_broken_tool_is_skipped_with_reason_and_others_survive(
+    pm, isolated_home, make_tool, tmp_path, kwargs, reason
+):
+    make_tool(user_tools(isolated_home), "bad-tool", **kwargs)
+    make_tool(user_tools(isolated_home), "good-tool")
+    registry = run(pm, isolated_home, tmp_path, schema_timeout=0.5)
+    assert "good" in registry and "bad" not in registry
+    [skipped] = [s for s in registry.skipped if s.name == "bad"]
+    assert reason in skipped.reason
+    assert skipped.kind == "invalid" and skipped.source == "user"
+
+
+def test_schema_size_limit_is_exact(pm, isolated_home, make_tool, tmp_path):
+    def padded(size: int) -> str:
+        base = json.dumps({**schema_for("x"), "pad": ""})
+        return base[:-2] + "x" * (size - len(base)) + '"}'
+
+    assert len(padded(8192)) == 8192
+    make_tool(user_tools(isolated_home), "fits-tool", schema=padded(8192))
+    make_tool(user_tools(isolated_home), "over-tool", schema=padded(8193))
+    registry = run(pm, isolated_home, tmp_path)
+    assert "fits" in registry
+    assert "over" not in registry
+
+
+def test_schema_request_gets_empty_stdin_and_hidden_stderr(pm, isolated_home, make_tool, tmp_path):
+    make_tool(
+        user_tools(isolated_home), "quiet-tool",
+        schema_body="sys.stderr.write('noise' * 10000)\n"
+                    "data = sys.stdin.read()\n"
+                    "s = {'name': 'q', 'description': repr(data), 'parameters': {'type': 'object'}}\n"
+                    "print(json.dumps(s))",
+    )
+    assert run(pm, isolated_home, tmp_path)["quiet"].description == "''"
+
+
+def test_files_that_are_not_tools_are_skipped_with_reasons(pm, isolated_home, make_tool, tmp_path):
+    tools = user_tools(isolated_home)
+    make_tool(tools, "good-tool")
+    make_tool(tools, "noexec-tool", mode=0o644)
+    (tools / "dir-tool").mkdir()
+    (tools / "dangling-tool").symlink_to(tools / "missing")
+    os.mkfifo(tools / "fifo-tool")
+    make_tool(tools, "README")
+    make_tool(tools, "bad.name-tool")
+    registry = run(pm, isolated_home, tmp_path)
+    reasons = {s.name: (s.kind, s.reason) for s in registry.skipped if s.source == "user"}
+    assert list(k for k in registry if k not in ("bash", "file_edit", "file_read", "file_write",
+                                                   "glob", "grep")) == ["good"]
+    assert reasons["noexec"] == ("invalid", f"not executable; run chmod +x {tools / 'noexec-tool'}")
+    assert reasons["dir"] == ("invalid", "not a regular file")
+    assert reasons["fifo"] == ("invalid", "not a regular file")
+    assert reasons["dangling"][1] == "dangling symlink: its target does not exist"
+    assert reasons["README"][0] == "ignored"
+    assert "invalid tool name 'bad.name'" in reasons["bad.name"][1]
+
+
+def test_symlinked_tool_is_followed(pm, isolated_home, make_tool, tmp_path):
+    real = make_tool(tmp_path / "elsewhere", "real-tool")
+    user_tools(isolated_home).mkdir()
+    (user_tools(isolated_home) / "linked-tool").symlink_to(real)
+    assert "linked" in run(pm, isolated_home, tmp_path)
+
+
+def test_two_files_with_one_tool_name(pm, isolated_home, make_tool, tmp_path):
+    make_tool(user_tools(isolated_home), "a-b-tool")
+    make_tool(user_tools(isolated_home), "a_b-tool")
+    registry = run(pm, isolated_home, tmp_path)
+    assert "a_b" in registry
+    assert any("same tool name" in s.reason for s in registry.skipped)
+
+
+def test_unreadable_directory_is_reported(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root reads every directory")
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0)
+    scan = DirectorySource(locked, name="user", precedence=10).scan()
+    assert "cannot read tool directory" in scan.skipped[0].reason
+
+
+def test_missing_directory_holds_no_tools(tmp_path):
+    assert DirectorySource(tmp_path / "nope", name="x", precedence=0).scan() == ToolScan()
+    (tmp_path / "file").write_text("")
+    assert DirectorySource(tmp_path / "file", name="x", precedence=0).scan() == ToolScan()
+
+
+def test_schema_calls_run_in_parallel(pm, isolated_home, make_tool, tmp_path):
+    for i in range(20):
+        make_tool(user_tools(isolated_home), f"slow{i}-tool",
+                  schema_body=f"time.sleep(0.5); print(json.dumps({schema_for('s')!r}))")
+    started = time.monotonic()
+    registry = run(pm, isolated_home, tmp_path)
+    elapsed = time.monotonic() - started
+    assert sum(name.startswith("slow") for name in registry) == 20
+    assert elapsed < 2.0, f"20 tools of 0.5 s took {elapsed:.1f} s: not parallel"
+
+
+def test_warm_cache_asks_no_schema_and_changed_files_are_asked_again(
+    pm, isolated_home, make_tool, tmp_path
+):
+    log = tmp_path / "asked.log"
+    body = f"open({str(log)!r}, 'a').write('x'); print(json.dumps({schema_for('c')!r}))"
+    tool = make_tool(user_tools(isolated_home), "counted-tool", schema_body=body)
+    run(pm, isolated_home, tmp_path)
+    run(pm, isolated_home, tmp_path)
+    assert log.read_text() == "x"
+    tool.write_text(tool.read_text() + "\n# changed\n")
+    run(pm, isolated_home, tmp_path)
+    assert log.read_text() == "xx"
+    discover(pm, home=isolated_home, cwd=tmp_path, settings=Settings(), refresh=True)
+    assert log.read_text() == "xxx"
+
+
+def test_cached_failure_is_not_asked_again_but_timeouts_are(pm, isolated_home, make_tool, tmp_path):
+    log = tmp_path / "asked.log"
+    make_tool(user_tools(isolated_home), "broken-tool",
+              schema_body=f"open({str(log)!r}, 'a').write('b'); print('nope')")
+    make_tool(user_tools(isolated_home), "slow-tool",
+              schema_body=f"open({str(log)!r}, 'a').write('s'); time.sleep(5)")
+    for _ in range(2):
+        registry = run(pm, isolated_home, tmp_path, schema_timeout=0.3)
+        assert "broken" not in registry and "slow" not in registry
+    assert sorted(log.read_text()) == ["b", "s", "s"]
+
+
+def test_corrupt_cache_is_rebuilt(pm, isolated_home, make_tool, tmp_path):
+    make_tool(user_tools(isolated_home), "ok-tool")
+    cache = isolated_home / "cache" / "schemas.json"
+    assert "ok" in run(pm, isolated_home, tmp_path)
+    for garbage in ("{not json", "[]", '{"version": 1, "entries": []}'):
+        cache.write_text(garbage)
+        assert "ok" in run(pm, isolated_home, tmp_path)
+        assert json.loads(cache.read_text())["version"] == 1
+    assert cache.stat().st_mode & 0o777 == 0o600
+    assert cache.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_unwritable_cache_only_warns(pm, isolated_home, make_tool, tmp_path, capsys):
+    make_tool(user_tools(isolated_home), "ok-tool")
+    (isolated_home / "cache").write_text("a file where the cache directory should be")
+    assert "ok" in run(pm, isolated_home, tmp_path)
+    assert "cannot write the schema cache" in capsys.readouterr().err
+
+
+def test_untrusted_project_tools_never_run(pm, isolated_home, make_tool, project):
+    marker = project / "ran"
+    make_tool(project / ".ikigai" / "tools", "evil-tool",
+              schema_body=f"open({str(marker)!r}, 'w').write('pwned')")
+    registry = run(pm, isolated_home, project)
+    assert "evil" not in registry
+    assert not marker.exists()
+    [skipped] = [s for s in registry.skipped if s.name == "evil"]
+    assert skipped.kind == "untrusted"
+    assert f"ikigai trust {project}" in skipped.reason
+
+
+def test_trust_is_per_resolved_directory(pm, isolated_home, make_tool, project, tmp_path):
+    make_tool(project / ".ikigai" / "tools", "proj-tool")
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    TrustStore(isolated_home).trust(link)
+    assert "proj" in run(pm, isolated_home, project)
+    other = tmp_path / "other"
+    make_tool(other / ".ikigai" / "tools", "other-tool")
+    assert "other" not in run(pm, isolated_home, project / ".." / "other")
+
+
+def test_plugin_source_with_known_schema_and_own_precedence(pm, isolated_home, tmp_path):
+    class Source:
+        name, precedence = "acme", 30
+
+        def scan(self):
+            return ToolScan(
+                [ToolCandidate("bash", ("/bin/true",), schema=schema_for("bash")),
+                 ToolCandidate("broken", ("/bin/true",), schema={"name": "broken"})],
+                [SkippedTool("gone", "acme", "went away")],
+            )
+
+    class Plugin:
+        @hookimpl
+        def ikigai_tool_sources(self):
+            return [Source()]
+
+    pm.register(Plugin(), name="acme")
+    registry = run(pm, isolated_home, tmp_path)
+    assert registry["bash"].source == "acme"
+    assert registry["bash"].location == "/bin/true"
+    reasons = {s.name: s.reason for s in registry.skipped}
+    assert reasons["gone"] == "went away"
+    assert "no string 'description'" in reasons["broken"]
+
+
+def test_tool_that_cannot_be_started_is_skipped(pm, isolated_home, tmp_path):
+    class Source:
+        name, precedence = "acme", 30
+
+        def scan(self):
+            return ToolScan([ToolCandidate("ghost", (str(tmp_path / "no-such-file"),))])
+
+    class Plugin:
+        @hookimpl
+        def ikigai_tool_sources(self):
+            return [Source()]
+
+    pm.register(Plugin(), name="acme")
+    registry = run(pm, isolated_home, tmp_path)
+    assert "cannot run --schema" in {s.name: s.reason for s in registry.skipped}["ghost"]
+
+
+def test_background_discovery_states(pm, isolated_home, make_tool, tmp_path):
+    make_tool(user_tools(isolated_home), "slow-tool",
+              schema_body=f"time.sleep(0.5); print(json.dumps({schema_for('s')!r}))")
+    discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings())
+    assert discovery.state is DiscoveryState.NOT_STARTED
+    discovery.start()
+    discovery.start()
+    assert discovery.state is DiscoveryState.IN_PROGRESS
+    assert discovery.wait(timeout=0.01) is None
+    registry = discovery.wait()
+    assert discovery.state is DiscoveryState.COMPLETE
+    assert "slow" in registry
+
+
+def test_background_discovery_failure_is_raised_on_wait(pm, isolated_home, tmp_path):
+    class Plugin:
+        @hookimpl
+        def ikigai_tool_sources(self):
+            raise RuntimeError("plugin bug")
+
+    pm.register(Plugin(), name="buggy")
+    discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings())
+    with pytest.raises(RuntimeError, match="plugin bug"):
+        discovery.wait()
+    assert discovery.state is DiscoveryState.FAILED
+
+
+def test_validate_schema_accepts_returns_and_rich_parameters():
+    schema = {**schema_for("x", a={"type": "array", "items": {"type": "string"}}),
+              "returns": {"type": "object"}}
+    assert validate_schema(schema) is None

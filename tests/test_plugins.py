@@ -1,0 +1,151 @@
+"""Plugin loading: defaults, entry points, broken plugins, blocking, listing."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from ikigai_core import hookimpl
+from ikigai_core.errors import PluginError, UsageError
+from ikigai_core.plugins import (
+    DEFAULT_PLUGINS,
+    disabled_plugin_names,
+    get_plugin_manager,
+    list_plugins,
+)
+from ikigai_core.providers import collect_providers, get_provider
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A fake site-packages on sys.path: ``install(name, module_source)`` adds a distribution
+    whose ``ikigai`` entry point loads ``module_source``."""
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+
+    def install(dist: str, entry: str, source: str, version: str = "0.3") -> None:
+        module = f"{dist.replace('-', '_')}_plugin"
+        (root / f"{module}.py").write_text(textwrap.dedent(source))
+        info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+        (info / "entry_points.txt").write_text(f"[ikigai]\n{entry} = {module}\n")
+        sys.modules.pop(module, None)
+
+    return install
+
+
+def test_defaults_are_registered_by_name():
+    pm = get_plugin_manager(load_entry_points=False, environ={})
+    assert [name for name in DEFAULT_PLUGINS if pm.get_plugin(name)] == list(DEFAULT_PLUGINS)
+
+
+def test_disabled_names_are_parsed():
+    assert disabled_plugin_names({"IKIGAI_DISABLE_PLUGINS": " a, ,b ,"}) == ["a", "b"]
+    assert disabled_plugin_names({}) == []
+
+
+def test_entry_point_plugin_is_loaded_and_listed(site):
+    site("ikigai-acme", "acme", """
+        from ikigai_core import hookimpl
+        @hookimpl
+        def ikigai_tool_sources():
+            return []
+    """)
+    pm = get_plugin_manager(environ={})
+    info = {i.name: i for i in list_plugins(pm)}["acme"]
+    assert (info.distribution, info.version, info.hooks, info.builtin) == (
+        "ikigai-acme", "0.3", ("ikigai_tool_sources",), False)
+
+
+def test_broken_plugin_is_reported_and_skipped(site, capsys):
+    site("ikigai-acme", "acme", "import acme_sdk_that_does_not_exist\n")
+    pm = get_plugin_manager(environ={})
+    assert pm.get_plugin("acme") is None
+    assert pm.get_plugin("ikigai_core.envelope") is not None
+    err = capsys.readouterr().err
+    assert err.startswith("ikigai: plugin 'acme' (ikigai-acme 0.3) failed to load: "
+                          "ModuleNotFoundError: No module named 'acme_sdk_that_does_not_exist'")
+    assert "skipped. Disable it with IKIGAI_DISABLE_PLUGINS=acme" in err
+
+
+def test_plugin_with_misspelled_hook_is_skipped_with_a_hint(site, capsys):
+    site("ikigai-acme", "acme", """
+        from ikigai_core import hookimpl
+        @hookimpl
+        def ikigai_tool_source():
+            return []
+    """)
+    pm = get_plugin_manager(environ={})
+    assert pm.get_plugin("acme") is None
+    assert ("unknown hook 'ikigai_tool_source' (did you mean 'ikigai_tool_sources'?); skipped"
+            in capsys.readouterr().err)
+
+
+def test_blocked_entry_point_is_not_even_imported(site):
+    site("ikigai-acme", "acme", "raise SystemExit('imported!')\n")
+    pm = get_plugin_manager(environ={"IKIGAI_DISABLE_PLUGINS": "acme"})
+    assert pm.is_blocked("acme")
+
+
+def test_envelope_cannot_be_disabled():
+    with pytest.raises(UsageError, match="essential"):
+        get_plugin_manager(environ={"IKIGAI_DISABLE_PLUGINS": "ikigai_core.envelope"})
+
+
+class FakeProvider:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def provider_plugin(*names: str):
+    class Plugin:
+        @hookimpl
+        def ikigai_provider_serializers(self):
+            return [FakeProvider(n) for n in names]
+
+    return Plugin()
+
+
+def test_providers_are_indexed_by_name():
+    pm = get_plugin_manager(load_entry_points=False, environ={})
+    pm.register(provider_plugin("zeta", "alpha"), name="p1")
+    assert list(collect_providers(pm)) == ["alpha", "zeta"]
+    assert get_provider(pm, "zeta").name == "zeta"
+
+
+def test_unknown_provider_lists_the_installed_ones():
+    pm = get_plugin_manager(load_entry_points=False, environ={})
+    pm.register(provider_plugin("openai", "anthropic"), name="p1")
+    with pytest.raises(UsageError, match=r"Unknown provider 'opneai'\. Installed providers: "
+                                         r"anthropic, openai\."):
+        get_provider(pm, "opneai")
+    empty = get_plugin_manager(load_entry_points=False, environ={})
+    with pytest.raises(UsageError, match="Installed providers: none"):
+        get_provider(empty, "openai")
+
+
+def test_duplicate_provider_names_are_an_error_naming_both_plugins():
+    pm = get_plugin_manager(load_entry_points=False, environ={})
+    pm.register(provider_plugin("openai"), name="ikigai_provider_openai")
+    pm.register(provider_plugin("openai"), name="acme")
+    with pytest.raises(PluginError, match="'openai' is registered by both "
+                                          "'ikigai_provider_openai' and 'acme'"):
+        collect_providers(pm)
+
+
+def test_replacement_envelope_plugin_wins_over_the_default():
+    from ikigai_core.outcome import ToolOutcome
+
+    class Plugin:
+        @hookimpl
+        def ikigai_wrap_result(self, outcome):
+            return {"ok": outcome.success}
+
+    pm = get_plugin_manager(load_entry_points=False, environ={})
+    pm.register(Plugin(), name="mine")
+    assert pm.hook.ikigai_wrap_result(outcome=ToolOutcome("t", result={})) == {"ok": True}
