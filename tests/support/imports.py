@@ -1,0 +1,34 @@
+"""Which heavy packages a real ``ikigai`` command imports, asked of a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Mapping, Sequence
+
+HEAVY = ("httpx", "jsonschema")
+"""Packages that `ikigai tool list` on a warm cache must not import (issue 2)."""
+
+_MARKER = "IMPORTED-HEAVY:"
+_SCRIPT = f"""
+import json, sys
+from ikigai_core.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({list(HEAVY)!r}))
+print({_MARKER!r} + json.dumps(heavy), file=sys.stderr)
+"""
+
+
+def heavy_imports(args: Sequence[str], *, env: Mapping[str, str], cwd: str) -> list[str]:
+    """Run ``ikigai ARGS`` through its console-script ``main`` and list the heavy packages
+    it imported (see :data:`HEAVY`)."""
+    ran = subprocess.run([sys.executable, "-c", _SCRIPT, *args], capture_output=True, text=True,
+                         env=dict(env), cwd=cwd, timeout=120)
+    for line in reversed(ran.stderr.splitlines()):
+        if line.startswith(_MARKER):
+            return json.loads(line[len(_MARKER):])
+    raise RuntimeError(f"ikigai {' '.join(args)} did not finish: {ran.stderr.strip()}")
