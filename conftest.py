@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.fakeserver import FakeServer
 from tests.support.tools import write_shell_tool, write_tool
 
 
@@ -28,3 +29,10 @@ def make_tool():
 def make_shell_tool():
     """``make_shell_tool(dir, "x-tool", script)`` writes a real ``/bin/sh`` tool."""
     return write_shell_tool
+
+
+@pytest.fixture
+def fake_server():
+    """A real HTTP server on 127.0.0.1 replaying scripted replies (tests/support/fakeserver.py)."""
+    with FakeServer() as server:
+        yield server

@@ -1,0 +1,268 @@
+"""Send one model turn to a provider over HTTP: retries, timeouts, streaming, one-line errors.
+
+Shared by every provider: a provider only builds bodies and reads replies
+(:class:`~ikigai_core.providers.ProviderSerializer`); this module owns the network.
+The API key is redacted from every error that leaves :func:`send_turn`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from ikigai_core.conversation import AssistantMessage, TextDelta
+from ikigai_core.errors import ProviderError, UsageError
+from ikigai_core.sse import iter_lines, iter_sse
+
+if TYPE_CHECKING:
+    from ikigai_core.conversation import Conversation
+    from ikigai_core.providers import ProviderRequest, ProviderSerializer
+    from ikigai_core.tools import Tool
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a connection."""
+READ_TIMEOUT = 120.0
+"""Seconds to wait for the next byte of a response (a stalled server ends here)."""
+TIMEOUT_ENV = "IKIGAI_HTTP_TIMEOUT"
+"""Environment variable setting both timeouts, in seconds."""
+MAX_RETRY_WAIT = 60.0
+"""Longest wait between two attempts, whatever ``retry-after`` asks for."""
+BACKOFF_BASE = 0.5
+"""First wait when the server says nothing; doubles with each attempt (with jitter)."""
+REDACTED = "[redacted]"
+
+
+def api_key(provider: ProviderSerializer, environ: Mapping[str, str]) -> str:
+    """The provider's API key: the first of its ``api_key_env`` variables that is set."""
+    for var in provider.api_key_env:
+        if environ.get(var):
+            return environ[var]
+    raise ProviderError(
+        f"No API key for provider '{provider.name}': set {' or '.join(provider.api_key_env)}"
+    )
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with ``secret`` (as is and URL-quoted) replaced by ``[redacted]``."""
+    if not secret:
+        return text
+    for form in {secret, quote(secret, safe="")}:
+        text = text.replace(form, REDACTED)
+    return text
+
+
+def http_timeout(environ: Mapping[str, str]) -> httpx.Timeout:
+    """Connect 10 s and read 120 s, or both ``$IKIGAI_HTTP_TIMEOUT`` seconds when set."""
+    raw = environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise UsageError(f"{TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return httpx.Timeout(seconds)
+
+
+def retry_delay(headers: Mapping[str, str], attempt: int, *, now: datetime | None = None) -> float:
+    """Seconds to wait before retry number ``attempt + 1``.
+
+    ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date) when the server sent
+    one, else exponential backoff with jitter; never more than :data:`MAX_RETRY_WAIT`.
+    """
+    delay = None
+    if "retry-after-ms" in headers:
+        delay = _number(headers["retry-after-ms"])
+        delay = None if delay is None else delay / 1000
+    if delay is None and "retry-after" in headers:
+        value = headers["retry-after"]
+        delay = _number(value)
+        if delay is None:
+            delay = _seconds_until(value, now or datetime.now(timezone.utc))
+    if delay is None:
+        delay = BACKOFF_BASE * 2**attempt * random.uniform(0.5, 1.0)
+    return min(max(delay, 0.0), MAX_RETRY_WAIT)
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _seconds_until(http_date: str, now: datetime) -> float | None:
+    try:
+        when = parsedate_to_datetime(http_date)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (when - now).total_seconds()
+
+
+def is_retryable(status: int) -> bool:
+    """429 (rate limit), 529 (Anthropic overloaded) and every other 5xx."""
+    return status == 429 or status >= 500
+
+
+def send_turn(
+    provider: ProviderSerializer,
+    conversation: Conversation,
+    tools: Sequence[Tool],
+    *,
+    model: str,
+    stream: bool,
+    environ: Mapping[str, str] = os.environ,
+    on_text: Callable[[str], None] | None = None,
+    max_retries: int = 3,
+    timeout: httpx.Timeout | float | None = None,
+) -> AssistantMessage:
+    """Ask the model for its next turn and return it.
+
+    With ``stream``, ``on_text`` receives the text as it arrives. 429, 529, 5xx and
+    connections that fail before any response are retried up to ``max_retries`` times.
+    ``timeout`` defaults to :func:`http_timeout`. Every failure is a :class:`ProviderError`
+    whose one-line message never holds the API key.
+    """
+    key = api_key(provider, environ)
+    limits = http_timeout(environ) if timeout is None else httpx.Timeout(timeout)
+    try:
+        body = provider.request_body(conversation, tools, model=model, stream=stream)
+        request = provider.http_request(
+            body, model=model, stream=stream, api_key=key, environ=environ
+        )
+        return _Exchange(provider, request, model, limits).run(stream, on_text, max_retries)
+    except ProviderError as exc:
+        message = redact(str(exc), key)
+        if message != str(exc):
+            raise ProviderError(message) from None
+        raise
+
+
+class _Exchange:
+    """One request to one provider, with its attempts."""
+
+    def __init__(
+        self, provider: ProviderSerializer, request: ProviderRequest, model: str,
+        limits: httpx.Timeout,
+    ) -> None:
+        self.provider = provider
+        self.request = request
+        self.model = model
+        self.limits = limits
+        parts = urlsplit(request.url)
+        self.origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else request.url
+
+    def run(
+        self, stream: bool, on_text: Callable[[str], None] | None, max_retries: int
+    ) -> AssistantMessage:
+        """POST until a success, a final error or the last retry."""
+        with httpx.Client(timeout=self.limits) as client:
+            attempt = 0
+            while True:
+                try:
+                    with client.stream(
+                        "POST", self.request.url, headers=dict(self.request.headers),
+                        json=self.request.body,
+                    ) as response:
+                        if response.is_success:
+                            return self._read(response, stream, on_text)
+                        content = response.read()
+                        if attempt >= max_retries or not is_retryable(response.status_code):
+                            raise ProviderError(self.provider.error_message(
+                                response.status_code, content, model=self.model
+                            ))
+                        wait = retry_delay(response.headers, attempt)
+                except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
+                        httpx.WriteError) as exc:
+                    if attempt >= max_retries:
+                        raise self._no_response(exc) from exc
+                    wait = retry_delay({}, attempt)
+                except httpx.TimeoutException as exc:
+                    raise self._timed_out(exc) from exc
+                except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+                    raise self._unreachable(str(exc)) from exc
+                attempt += 1
+                time.sleep(wait)
+
+    def _read(
+        self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None
+    ) -> AssistantMessage:
+        name = self.provider.name
+        try:
+            if not stream:
+                return self.provider.parse_response(_json_object(name, response.read()))
+            message = None
+            for item in self.provider.parse_stream(iter_sse(iter_lines(response.iter_bytes()))):
+                if isinstance(item, TextDelta):
+                    if on_text is not None:
+                        on_text(item.text)
+                else:
+                    message = item
+        except httpx.TimeoutException as exc:
+            raise ProviderError(
+                f"Provider '{name}' stalled mid-response: nothing for {self.limits.read:g} s "
+                f"(read timeout); try again, or raise {TIMEOUT_ENV}"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise ProviderError(
+                f"Provider '{name}' broke off the response: {_reason(exc)}; try again"
+            ) from exc
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            raise ProviderError(
+                f"Provider '{name}' sent a response ikigai cannot read "
+                f"({type(exc).__name__}: {exc})"
+            ) from exc
+        if message is None:
+            raise ProviderError(f"Provider '{name}' ended the stream without a complete response")
+        return message
+
+    def _unreachable(self, reason: str) -> ProviderError:
+        return ProviderError(
+            f"Cannot reach provider '{self.provider.name}' at {self.origin}: {reason}; "
+            f"check {self.provider.base_url_env}"
+        )
+
+    def _no_response(self, exc: httpx.TransportError) -> ProviderError:
+        if isinstance(exc, httpx.ConnectError):
+            return self._unreachable(_reason(exc))
+        return ProviderError(
+            f"Provider '{self.provider.name}' at {self.origin} closed the connection without "
+            f"a response: {_reason(exc)}; try again"
+        )
+
+    def _timed_out(self, exc: httpx.TimeoutException) -> ProviderError:
+        if isinstance(exc, httpx.ConnectTimeout):
+            return self._unreachable(f"no connection within {self.limits.connect:g} s")
+        return ProviderError(
+            f"Provider '{self.provider.name}' at {self.origin} sent no response within "
+            f"{self.limits.read:g} s (read timeout); try again, or raise {TIMEOUT_ENV}"
+        )
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _json_object(provider_name: str, content: bytes) -> Mapping[str, object]:
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        raise ProviderError(
+            f"Provider '{provider_name}' sent a response that is not JSON ({exc})"
+        ) from exc
+    if not isinstance(data, Mapping):
+        raise ProviderError(f"Provider '{provider_name}' sent a response that is not a JSON object")
+    return data
