@@ -1,0 +1,215 @@
+"""The output budget (decision 10): keep a tool's printed JSON under ``IKIGAI_MAX_OUTPUT_BYTES``.
+
+A tool that reads a stream feeds it to a :class:`Capture`, which keeps at most the first and
+the last ``limit`` bytes; :func:`fit` then cuts the text of a result to head + marker + tail
+so that the printed JSON fits, and adds ``"truncated": {"total_bytes": N, "kept_bytes": M}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+ENV_VAR = "IKIGAI_MAX_OUTPUT_BYTES"
+
+
+def dump(obj: object) -> bytes:
+    """Serialise ``obj`` as compact UTF-8 JSON; lone surrogates become U+FFFD, never a crash."""
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", "\ufffd", text).encode("utf-8")
+
+
+def budget() -> int | None:
+    """The byte budget from ``IKIGAI_MAX_OUTPUT_BYTES``, or ``None`` when unset or not positive."""
+    value = os.environ.get(ENV_VAR, "").strip()
+    if not value.isdigit() or int(value) <= 0:
+        return None
+    return int(value)
+
+
+class Capture:
+    """The bytes of a stream, kept within ``limit``: the first and the last ``limit`` bytes.
+
+    With ``limit=None`` everything is kept. ``total`` counts every byte fed.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.total = 0
+        self._head = bytearray()
+        self._tail = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        """Add ``data`` to the stream."""
+        self.total += len(data)
+        if self.limit is None or len(self._head) + len(data) <= self.limit:
+            self._head += data
+            return
+        room = self.limit - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        self._tail += data[-self.limit:]
+        if len(self._tail) > 2 * self.limit:
+            del self._tail[: len(self._tail) - self.limit]
+
+    @property
+    def gap(self) -> bool:
+        """True when bytes between head and tail were dropped."""
+        return self.total > len(self._head) + len(self._tail)
+
+    def head(self) -> bytes:
+        """The kept start of the stream (the whole stream when nothing was dropped)."""
+        return bytes(self._head) if self.gap else bytes(self._head + self._tail)
+
+    def tail(self) -> bytes:
+        """The kept end of the stream, empty when nothing was dropped."""
+        return bytes(self._tail[-self.limit:]) if self.gap else b""
+
+
+class Text:
+    """The text of a result that may already have lost its middle while it was read.
+
+    ``head`` is the whole text unless ``tail`` is set; ``total_bytes`` is the size of the whole
+    text; ``resume(kept_head)`` may add a hint to the marker (file_read: where to continue).
+    """
+
+    def __init__(
+        self,
+        head: str,
+        tail: str = "",
+        total_bytes: int | None = None,
+        resume: Callable[[str], str] | None = None,
+    ) -> None:
+        self.head = head
+        self.tail = tail
+        self.total_bytes = len(head.encode("utf-8", "replace")) if total_bytes is None else total_bytes
+        self.resume = resume
+
+    @classmethod
+    def from_capture(cls, capture: Capture, **kwargs: object) -> Text:
+        """Decode a :class:`Capture` (invalid UTF-8 becomes U+FFFD)."""
+        return cls(
+            capture.head().decode("utf-8", "replace"),
+            capture.tail().decode("utf-8", "replace"),
+            capture.total,
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    def whole(self) -> str | None:
+        """The full text when nothing was dropped while reading, else ``None``."""
+        return None if self.tail else self.head
+
+
+def _cost(text: str) -> int:
+    """Bytes ``text`` takes inside a JSON string."""
+    return len(dump(text)) - 2
+
+
+def _prefix(text: str, room: int) -> str:
+    """The longest prefix of ``text`` whose JSON form fits in ``room`` bytes."""
+    low, high = 0, min(len(text), max(room, 0))
+    if _cost(text[:high]) <= room:
+        return text[:high]
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _cost(text[:mid]) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return text[:low]
+
+
+def _suffix(text: str, room: int) -> str:
+    """The longest suffix of ``text`` whose JSON form fits in ``room`` bytes."""
+    return _prefix(text[::-1], room)[::-1]
+
+
+def _marker(omitted: int, hint: str, head: str, tail: str) -> str:
+    """The marker line put between the kept head and tail."""
+    line = f"[... truncated: {omitted} bytes omitted{hint} ...]"
+    before = "" if not head or head.endswith("\n") else "\n"
+    after = "" if not tail or tail.startswith("\n") else "\n"
+    return before + line + after
+
+
+def fit(result: dict, limit: int | None, field: str = "output") -> dict:
+    """Return ``result`` as printable JSON-ready dict within ``limit`` bytes.
+
+    ``result[field]`` may be a ``str`` or a :class:`Text`; without a limit, or when everything
+    fits, the text is returned whole.
+    """
+    value = result.get(field)
+    if not isinstance(value, Text):
+        if not isinstance(value, str):
+            return result
+        value = Text(value)
+    whole = value.whole()
+    if whole is not None:
+        candidate = {**result, field: whole}
+        if limit is None or (len(whole) <= limit and len(dump(candidate)) <= limit):
+            return candidate
+    return _truncate(result, field, value, limit or 0)
+
+
+def _truncate(result: dict, field: str, value: Text, limit: int) -> dict:
+    """Cut ``value`` to head + marker + tail so the printed ``result`` fits in ``limit``."""
+    big = 10 * value.total_bytes + 10
+    skeleton = {**result, field: "", "truncated": {"total_bytes": big, "kept_bytes": big}}
+    hint = value.resume(value.head) if value.resume else ""
+    reserve = len(dump(skeleton)) + _cost(_marker(big, _widen(hint, big), "x", "x"))
+    room = limit - reserve
+    best = None
+    for _ in range(4):  # the reserve is an estimate: grow or shrink ``room`` to use the budget
+        out = _cut(result, field, value, room)
+        size = len(dump(out))
+        if size <= limit and (best is None or _kept(out) > _kept(best)):
+            best = out
+        if size == limit or room <= 0:
+            break
+        room += limit - size
+    return best or out
+
+
+def _cut(result: dict, field: str, value: Text, room: int) -> dict:
+    """``result`` with head + marker + tail of ``value`` taking about ``room`` bytes of JSON."""
+    head = _snap_head(_prefix(value.head, room // 2))
+    tail = _snap_tail(_suffix(value.tail or value.head, room - room // 2))
+    kept = len(head.encode("utf-8", "replace")) + len(tail.encode("utf-8", "replace"))
+    hint = value.resume(head) if value.resume else ""
+    text = head + _marker(value.total_bytes - kept, hint, head, tail) + tail
+    return {
+        **result,
+        field: text,
+        "truncated": {"total_bytes": value.total_bytes, "kept_bytes": kept},
+    }
+
+
+def _kept(result: dict) -> int:
+    """The ``kept_bytes`` of a truncated result."""
+    return result["truncated"]["kept_bytes"]
+
+
+def _snap_head(head: str) -> str:
+    """``head`` cut after its last newline, unless that loses more than a quarter of it."""
+    end = head.rfind("\n") + 1
+    return head[:end] if end >= len(head) * 3 // 4 else head
+
+
+def _snap_tail(tail: str) -> str:
+    """``tail`` cut after its first newline, unless that loses more than a quarter of it."""
+    start = tail.find("\n") + 1
+    return tail[start:] if 0 < start <= len(tail) // 4 else tail
+
+
+def _widen(hint: str, big: int) -> str:
+    """``hint`` with every number replaced by ``big``: an upper bound on its size."""
+    return re.sub(r"\d+", str(big), hint)

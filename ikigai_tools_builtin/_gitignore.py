@@ -1,0 +1,96 @@
+"""A ``.gitignore`` subset for grep: patterns, ``!`` negation, ``dir/`` only, ``/anchored``, ``**``.
+
+Not supported: ``.git/info/exclude`` and the global excludes file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ikigai_tools_builtin._posix import PatternError, glob_part, glob_path
+
+Active = list  # of (Rules, cut, add): a path ``rel`` below the walk root is ``add + rel[cut:]``
+
+
+class Rules:
+    """The rules of one ``.gitignore`` file, matched against paths relative to its directory."""
+
+    def __init__(self, text: str) -> None:
+        self.rules: list[tuple[re.Pattern, bool, bool]] = []
+        for line in text.splitlines():
+            rule = _parse(line)
+            if rule:
+                self.rules.append(rule)
+
+    @classmethod
+    def load(cls, directory: str) -> Rules | None:
+        """The rules in ``directory/.gitignore``, or ``None`` when it has none we can read."""
+        try:
+            with open(os.path.join(directory, ".gitignore"), "rb") as file:
+                rules = cls(file.read().decode("utf-8", "replace"))
+        except OSError:
+            return None
+        return rules if rules.rules else None
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True (ignored), False (re-included by ``!``) or None (no rule matches ``rel``)."""
+        for regex, negate, dir_only in reversed(self.rules):
+            if (is_dir or not dir_only) and regex.fullmatch(rel):
+                return not negate
+        return None
+
+
+def _parse(line: str) -> tuple[re.Pattern, bool, bool] | None:
+    """One rule: (regex over the relative path, negated, directories only), or None."""
+    if line.endswith("\r"):
+        line = line[:-1]
+    while line.endswith(" ") and not line.endswith("\\ "):
+        line = line[:-1]
+    if not line or line.startswith("#"):
+        return None
+    negate = line.startswith("!")
+    if negate or line.startswith(("\\!", "\\#")):
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    try:
+        if "/" in line:
+            regex = glob_path(line.lstrip("/"))
+        else:
+            regex = "(?:.*/)?" + glob_part(line, hidden_literal=False)
+    except PatternError:
+        return None
+    return re.compile(regex, re.DOTALL), negate, dir_only
+
+
+def ignored(rel: str, is_dir: bool, active: Active) -> bool:
+    """Whether ``rel`` (relative to the walk root) is ignored; deeper files win, last rule wins."""
+    result = None
+    for rules, cut, add in active:
+        verdict = rules.verdict(add + rel[cut:], is_dir)
+        if verdict is not None:
+            result = verdict
+    return bool(result)
+
+
+def ancestors(root: str) -> Active:
+    """The rules of the ``.gitignore`` files above ``root`` up to its repository's top.
+
+    Outside a git repository (no ``.git`` above ``root``) there are none.
+    """
+    found: Active = []
+    here = os.path.abspath(root)
+    up = ""
+    while not os.path.exists(os.path.join(here, ".git")):
+        parent = os.path.dirname(here)
+        if parent == here:
+            return []
+        up = os.path.basename(here) + "/" + up
+        here = parent
+        rules = Rules.load(here)
+        if rules:
+            found.insert(0, (rules, 0, up))
+    return found

@@ -1,0 +1,158 @@
+"""``grep-tool``: search files below a directory for a POSIX extended regular expression.
+
+Recursive; skips hidden files and directories, symlinks, special files, files ignored by
+``.gitignore``, binary files (a NUL byte in the first 8 KiB) and anything unreadable.
+Output lines are ``file:LINE: text``, sorted by file then line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+
+from ikigai_tools_builtin._gitignore import Active, Rules, ancestors, ignored
+from ikigai_tools_builtin._posix import PatternError, ere, glob_part, glob_path
+from ikigai_tools_builtin._protocol import run_tool
+from ikigai_tools_builtin._walk import entries, join
+
+SCHEMA = {
+    "name": "grep",
+    "description": "Search for pattern in files using regular expressions",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "pattern": {
+                "type": "string",
+                "description": "Regular expression pattern (POSIX extended)",
+            },
+            "glob": {"type": "string", "description": "Glob pattern to filter files (e.g., '*.c')"},
+            "path": {
+                "type": "string",
+                "description": "Directory to search in (default: current directory)",
+            },
+        },
+        "required": ["pattern"],
+    },
+}
+BLOCK = 1 << 24  # files are searched in blocks of this size, cut at a line end
+BINARY_PROBE = 8192
+
+
+def handle(args: dict) -> dict:
+    """Search ``args["path"]`` (default: the current directory) for ``args["pattern"]``."""
+    try:
+        search = re.compile(ere(args["pattern"]), re.MULTILINE).search
+    except (PatternError, re.error) as exc:
+        return {"error": f"Invalid pattern: {exc}", "error_code": "INVALID_PATTERN"}
+    wanted = _file_filter(args.get("glob") or "")
+    base = args.get("path") or ""
+    if os.path.isdir(base or "."):
+        files = sorted(_walk(base, wanted))
+    else:
+        files = [base] if os.path.isfile(base) else []
+    lines = []
+    for path in files:
+        for number, text in _matches(path, search):
+            lines.append(f"{path}:{number}: {text}")
+    return {"output": "\n".join(lines), "count": len(lines)}
+
+
+def _file_filter(pattern: str) -> Callable[[str, str], bool]:
+    """``wanted(name, rel)``: a glob without ``/`` tests the name, with ``/`` the relative path."""
+    if not pattern:
+        return lambda name, rel: True
+    try:
+        if "/" in pattern:
+            match = re.compile(glob_path(pattern.lstrip("/"))).fullmatch
+            return lambda name, rel: match(rel) is not None
+        match = re.compile(glob_part(pattern, hidden_literal=False)).fullmatch
+    except PatternError:
+        return lambda name, rel: False
+    return lambda name, rel: match(name) is not None
+
+
+def _walk(base: str, wanted: Callable[[str, str], bool]) -> Iterator[str]:
+    """Every file to search below ``base``, spelled ``base/relative/path``."""
+    pending: list[tuple[str, str, Active]] = [("", base, ancestors(base or "."))]
+    while pending:
+        rel_dir, directory, active = pending.pop()
+        listing = entries(directory)
+        if any(entry.name == ".gitignore" for entry in listing):
+            rules = Rules.load(directory or ".")
+            if rules:
+                active = active + [(rules, len(rel_dir), "")]
+        for entry in listing:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = rel_dir + name
+            if entry.is_dir(follow_symlinks=False):
+                if not (active and ignored(rel, True, active)):
+                    pending.append((rel + "/", join(directory, name), active))
+            elif entry.is_file(follow_symlinks=False) and wanted(name, rel):
+                if not (active and ignored(rel, False, active)):
+                    yield join(directory, name)
+
+
+def _matches(path: str, search: Callable) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of each matching line of ``path``; nothing for binary files."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        before = 0  # lines in the blocks already searched
+        for block in _blocks(fd):
+            text = block.decode("utf-8", "replace")
+            for number, line in _search_block(text, search):
+                yield before + number, line
+            before += block.count(b"\n")
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _blocks(fd: int) -> Iterator[bytes]:
+    """The file in blocks that end at a line end; none at all for a binary file."""
+    carry = b""
+    first = True
+    while True:
+        data = os.read(fd, BLOCK)
+        if first and b"\0" in data[:BINARY_PROBE]:
+            return
+        first = False
+        if len(data) < BLOCK:
+            if carry + data:
+                yield carry + data
+            return
+        data = carry + data
+        cut = data.rfind(b"\n") + 1
+        carry = data[cut:]
+        if cut:
+            yield data[:cut]
+
+
+def _search_block(text: str, search: Callable) -> Iterator[tuple[int, str]]:
+    """``(line number in text, line)`` of each line of ``text`` where ``search`` finds a match."""
+    last = len(text) - 1 if text.endswith("\n") else len(text)  # the last position on a line
+    pos = counted = 0
+    number = 1
+    while text and pos <= last:
+        found = search(text, pos)
+        if not found or found.start() > last:
+            return
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.start())
+        if end < 0:
+            end = len(text)
+        number += text.count("\n", counted, start)
+        counted = start
+        yield number, text[start:end]
+        pos = end + 1
+
+
+def main() -> None:
+    """Console script entry point."""
+    run_tool(SCHEMA, handle)
