@@ -130,9 +130,7 @@ def _not_started(tool: Tool, exc: OSError) -> ToolOutcome:
             error=f"Tool '{tool.name}' is no longer at {tool.location}; run `ikigai refresh`",
             error_code=TOOL_NOT_FOUND,
         )
-    reason = exc.strerror or str(exc)
-    if exc.filename is not None:
-        reason += f" ({exc.filename})"
+    reason = f"{exc.strerror} ({exc.filename})" if exc.filename else str(exc)
     return ToolOutcome(
         tool=tool.name,
         error=f"Tool '{tool.name}' could not be started: {reason}",
@@ -146,9 +144,8 @@ def _not_started(tool: Tool, exc: OSError) -> ToolOutcome:
 def _classify(tool: Tool, result: ProcessResult, settings: Settings) -> ToolOutcome:
     name = tool.name
     if result.timed_out:
-        return _failure(
-            tool, result, TOOL_TIMEOUT, f"Tool '{name}' timed out after {float(settings.tool_timeout)} s"
-        )
+        message = f"Tool '{name}' timed out after {float(settings.tool_timeout)} s"
+        return _failure(tool, result, TOOL_TIMEOUT, message)
     if result.overflowed:
         message = (
             f"Tool '{name}' printed more than {settings.tool_max_output} bytes (the output "

@@ -21,7 +21,6 @@ KILL_GRACE = 2.0
 """Seconds a process group gets between SIGTERM and SIGKILL."""
 
 _READ_SIZE = 64 * 1024
-_DRAIN_LIMIT = 1024 * 1024  # per pipe after exit: what the largest pipe buffer holds
 _POLL_INTERVAL = 0.05  # only without pidfd (not Linux): how often to check for exit
 
 
@@ -64,27 +63,28 @@ def run_process(
     exception re-raised. Raises ``OSError`` only when the process cannot be started.
     """
     start = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        bufsize=0,
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        close_fds=True,
-        start_new_session=True,
-    )
-    run = _Run(proc, max_stdout=max_stdout, max_stderr=max_stderr)
-    try:
-        run.start(stdin or b"")
-        run.pump(start + timeout)
-        run.finish()
-    except BaseException:
-        run.abort()
-        raise
-    finally:
-        run.close()
+    with selectors.DefaultSelector() as selector:
+        proc = subprocess.Popen(
+            argv,
+            bufsize=0,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+        )
+        run = _Run(proc, selector, max_stdout=max_stdout, max_stderr=max_stderr)
+        try:
+            run.start(stdin or b"")
+            run.pump(start + timeout)
+            run.finish()
+        except BaseException:
+            run.abort()
+            raise
+        finally:
+            run.close()
     code = proc.returncode
     return ProcessResult(
         exit_code=128 - code if code < 0 else code,
@@ -96,17 +96,11 @@ def run_process(
     )
 
 
-def _signal_group(pgid: int, sig: int) -> None:
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send ``sig`` to the group (0: just look); whether any member was there to get it."""
     try:
         os.killpg(pgid, sig)
-    except ProcessLookupError:  # the whole group is gone already
-        pass
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):  # gone, or only setuid members we may not touch
         return False
     return True
 
@@ -121,8 +115,16 @@ def _open_pidfd(pid: int) -> int | None:
 class _Run:
     """One running child: its pipes, its pidfd, and what it printed so far."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], *, max_stdout: int, max_stderr: int):
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        selector: selectors.BaseSelector,
+        *,
+        max_stdout: int,
+        max_stderr: int,
+    ):
         self.proc = proc
+        self.selector = selector
         self.pgid = proc.pid  # start_new_session: the child leads its own group
         self.max_stdout = max_stdout
         self.max_stderr = max_stderr
@@ -131,12 +133,10 @@ class _Run:
         self.timed_out = self.overflowed = self.exited = False
         self.pending = memoryview(b"")
         self.pidfd: int | None = None
-        self.selector: selectors.BaseSelector | None = None
         self.readers: dict[int, Callable[[bytes], None]] = {}
 
     def start(self, data: bytes) -> None:
-        """Open the selector on stdin (if piped), stdout, stderr and the pidfd."""
-        self.selector = selectors.DefaultSelector()
+        """Watch stdin (if piped), stdout, stderr and the pidfd."""
         proc = self.proc
         assert proc.stdout is not None and proc.stderr is not None
         for pipe, sink in ((proc.stdout, self._on_stdout), (proc.stderr, self._on_stderr)):
@@ -156,7 +156,6 @@ class _Run:
 
     def pump(self, deadline: float) -> None:
         """Move bytes until the main process exits, stdout overflows or ``deadline`` passes."""
-        assert self.selector is not None
         while not (self.exited or self.overflowed):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -164,8 +163,7 @@ class _Run:
                 return
             if self.pidfd is None:
                 remaining = min(remaining, _POLL_INTERVAL)
-            for key, _ in self.selector.select(remaining):
-                key.data(key.fd)
+            self._dispatch(remaining)
             if self.pidfd is None and self.proc.poll() is not None:
                 self.exited = True
 
@@ -176,7 +174,7 @@ class _Run:
             # The main process is a zombie until reaped, so its pgid cannot be reused yet.
             _signal_group(self.pgid, signal.SIGTERM)
             self.proc.wait()
-            if _group_alive(self.pgid):  # a grandchild: kill it later, without waiting
+            if _signal_group(self.pgid, 0):  # a grandchild: kill it later, without waiting
                 timer = threading.Timer(KILL_GRACE, _signal_group, (self.pgid, signal.SIGKILL))
                 timer.daemon = True
                 timer.start()
@@ -196,9 +194,7 @@ class _Run:
         self.proc.wait()
 
     def close(self) -> None:
-        """Close every fd this run opened."""
-        if self.selector is not None:
-            self.selector.close()
+        """Close every fd this run opened (the selector is the caller's)."""
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 pipe.close()
@@ -208,30 +204,25 @@ class _Run:
     def _write(self, fd: int) -> None:
         try:
             written = os.write(fd, self.pending)
-        except BlockingIOError:
+        except BlockingIOError:  # pragma: no cover - the selector said there was room
             return
         except BrokenPipeError:  # the tool closed stdin or exited without reading it
             written = len(self.pending)
         self.pending = self.pending[written:]
         if not self.pending:
-            assert self.selector is not None and self.proc.stdin is not None
+            assert self.proc.stdin is not None
             self.selector.unregister(fd)
             self.proc.stdin.close()
 
-    def _read(self, fd: int) -> int:
-        """Read once from ``fd`` into its sink; the byte count, or -1 when nothing was ready."""
-        try:
-            data = os.read(fd, _READ_SIZE)
-        except BlockingIOError:
-            return -1
+    def _read(self, fd: int) -> None:
+        """Read once from ``fd`` (known to be ready) into its sink; stop at end of file."""
+        data = os.read(fd, _READ_SIZE)
         if data:
             self.readers[fd](data)
         else:
             self._stop_reading(fd)
-        return len(data)
 
     def _stop_reading(self, fd: int) -> None:
-        assert self.selector is not None
         self.selector.unregister(fd)
         del self.readers[fd]
 
@@ -251,12 +242,11 @@ class _Run:
     def _on_exit(self, fd: int) -> None:
         self.exited = True
 
+    def _dispatch(self, timeout: float) -> None:
+        """Serve every fd that is ready within ``timeout`` seconds, once."""
+        for key, _ in self.selector.select(timeout):
+            key.data(key.fd)
+
     def _drain(self) -> None:
-        """Read what the pipes already hold, without blocking (writers may still live)."""
-        for fd in list(self.readers):
-            budget = _DRAIN_LIMIT
-            while budget > 0 and fd in self.readers:
-                count = self._read(fd)
-                if count <= 0:
-                    break
-                budget -= count
+        """One pass over what is ready right now: a grandchild may keep the pipes open and busy."""
+        self._dispatch(0)

@@ -1,0 +1,31 @@
+"""Watch processes from tests: alive, gone, reaped."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def pid_alive(pid: int) -> bool:
+    """True while ``pid`` runs; a zombie (dead, waiting for its parent) counts as gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_gone(pid: int, timeout: float = 5.0) -> bool:
+    """Wait up to ``timeout`` seconds for ``pid`` to stop running; whether it did."""
+    deadline = time.monotonic() + timeout
+    while pid_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def open_fd_count() -> int:
+    """How many file descriptors this process holds."""
+    return len(os.listdir("/proc/self/fd"))
