@@ -22,6 +22,8 @@ KILL_GRACE = 2.0
 
 _READ_SIZE = 64 * 1024
 _POLL_INTERVAL = 0.05  # only without pidfd (not Linux): how often to check for exit
+_live_groups: set[int] = set()  # process groups of the children running now (terminate_all)
+_live_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ def run_process(
             start_new_session=True,
         )
         run = _Run(proc, selector, max_stdout=max_stdout, max_stderr=max_stderr)
+        with _live_lock:
+            _live_groups.add(run.pgid)
         try:
             run.start(stdin or b"")
             run.pump(start + timeout)
@@ -84,6 +88,8 @@ def run_process(
             run.abort()
             raise
         finally:
+            with _live_lock:
+                _live_groups.discard(run.pgid)
             run.close()
     code = proc.returncode
     return ProcessResult(
@@ -94,6 +100,18 @@ def run_process(
         overflowed=run.overflowed,
         elapsed=time.monotonic() - start,
     )
+
+
+def terminate_all() -> None:
+    """SIGKILL the process group of every child :func:`run_process` is running right now.
+
+    For Ctrl-C in the agent loop: the main thread kills the tools its workers wait on,
+    and each worker's ``run_process`` then returns as for a killed child.
+    """
+    with _live_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGKILL)
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
