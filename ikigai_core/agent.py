@@ -1,0 +1,160 @@
+"""The agent loop: ask the model, run the tools it calls, send the results back, repeat.
+
+UI-agnostic: ``ikigai ask`` and ``ikigai chat`` pass callbacks that print. Every tool
+call of one model turn runs in its own worker thread through the executor; the results
+go back in call order (issue 4, "Core: conversation, request building, loop").
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from ikigai_core.conversation import (
+    AssistantMessage,
+    Conversation,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
+    UserMessage,
+)
+from ikigai_core.errors import IkigaiError
+from ikigai_core.outcome import INVALID_PARAMS, ToolOutcome
+from ikigai_core.process import terminate_all
+from ikigai_core.transport import send_turn
+
+if TYPE_CHECKING:
+    from ikigai_core.app import App
+    from ikigai_core.providers import ProviderSerializer
+    from ikigai_core.tools import Tool
+
+CANCEL_POLL = 0.1
+"""Seconds between two sweeps of ``terminate_all`` while cancelled tools wind down."""
+
+
+class TurnLimitReached(IkigaiError):
+    """The model still wanted to call tools when the turn limit was reached."""
+
+
+def build_request(
+    provider: ProviderSerializer,
+    conversation: Conversation,
+    registry: Mapping[str, Tool] | None,
+    *,
+    model: str,
+    stream: bool,
+) -> dict[str, Any]:
+    """The body ``provider`` would POST next: the conversation and every registry tool.
+
+    No registry (discovery not run or failed) advertises no tools.
+    """
+    return provider.request_body(conversation, _tools(registry), model=model, stream=stream)
+
+
+def _tools(registry: Mapping[str, Tool] | None) -> list[Tool]:
+    return list(registry.values()) if registry is not None else []
+
+
+@dataclass
+class Agent:
+    """One model with the registry's tools, and where to report what happens.
+
+    :param app: runs the tools (executor, envelope hook, settings, environment).
+    :param provider: the provider plugin speaking to the model.
+    :param model: the model name sent to the provider.
+    :param registry: the tools to advertise and run; ``chat`` swaps it on ``/refresh``.
+    :param stream: stream the model's text (``on_text`` gets it piece by piece).
+    :param max_turns: model requests one :meth:`run` may make.
+    :param on_text: receives the model's text as it arrives (whole per turn without ``stream``).
+    :param on_tool_start: called in call order before a turn's tools start.
+    :param on_tool_end: called as each tool finishes, with its envelope.
+    """
+
+    app: App
+    provider: ProviderSerializer
+    model: str
+    registry: Mapping[str, Tool] = field(default_factory=dict)
+    stream: bool = True
+    max_turns: int = 25
+    on_text: Callable[[str], None] = lambda text: None
+    on_tool_start: Callable[[ToolCall], None] = lambda call: None
+    on_tool_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, envelope: None
+
+    def run(self, conversation: Conversation, prompt: str) -> AssistantMessage:
+        """Add ``prompt`` and loop until the model answers without calling tools.
+
+        Returns the model's last turn. On any exception (Ctrl-C, a provider error, the
+        turn limit) ``conversation`` is put back as it was, so the next prompt starts
+        from a conversation the provider accepts, then the exception propagates.
+        """
+        mark = len(conversation.messages)
+        conversation.add(UserMessage(prompt))
+        try:
+            return self._loop(conversation)
+        except BaseException:
+            del conversation.messages[mark:]
+            raise
+
+    def _loop(self, conversation: Conversation) -> AssistantMessage:
+        tools = _tools(self.registry)
+        for turn in range(1, self.max_turns + 1):
+            reply = send_turn(
+                self.provider, conversation, tools, model=self.model, stream=self.stream,
+                environ=self.app.environ, on_text=self.on_text if self.stream else None,
+            )
+            if not self.stream and reply.text:
+                self.on_text(reply.text)
+            conversation.add(reply)
+            if not reply.tool_calls:
+                return reply
+            if turn == self.max_turns:
+                break
+            conversation.add(ToolResultsMessage(self.run_calls(reply.tool_calls)))
+        raise TurnLimitReached(
+            f"stopped after {self.max_turns} turns: the model still wants to call tools; "
+            "raise --max-turns (or IKIGAI_MAX_TURNS)"
+        )
+
+    def run_calls(self, calls: Sequence[ToolCall]) -> tuple[ToolResult, ...]:
+        """Run ``calls`` concurrently, one worker thread each; their results in call order.
+
+        On Ctrl-C (or any exception in this thread) every running tool's process group
+        is killed and the workers are waited for before the exception propagates.
+        """
+        for call in calls:
+            self.on_tool_start(call)
+        with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
+            futures = {pool.submit(self.call, call): call for call in calls}
+            try:
+                for future in as_completed(futures):
+                    self.on_tool_end(futures[future], future.result())
+            except BaseException:
+                _cancel(futures)
+                raise
+        return tuple(ToolResult(call, future.result()) for future, call in futures.items())
+
+    def call(self, call: ToolCall) -> dict[str, Any]:
+        """Run one tool call through the executor and return its envelope.
+
+        Arguments the provider could not parse get ``INVALID_PARAMS`` without running
+        anything; the provider undoes its schema changes (``prepare_arguments``) first.
+        """
+        if call.arguments is None:
+            reason = call.arguments_error or "not a JSON object"
+            error = f"Invalid arguments for tool '{call.name}': {reason}"
+            return self.app.wrap(ToolOutcome(call.name, error=error, error_code=INVALID_PARAMS))
+        arguments: Mapping[str, Any] = call.arguments
+        tool = self.registry.get(call.name)
+        if tool is not None:
+            arguments = self.provider.prepare_arguments(tool, arguments)
+        return self.app.call_tool(self.registry, call.name, arguments)
+
+
+def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:
+    """Kill running tools until every worker has returned (a tool may start late)."""
+    for future in futures:
+        future.cancel()
+    while not all(future.done() for future in futures):
+        terminate_all()
+        wait(futures, timeout=CANCEL_POLL)
