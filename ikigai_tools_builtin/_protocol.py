@@ -68,6 +68,11 @@ def parse_args(raw: bytes, schema: dict) -> dict:
     return checked
 
 
+def respond(handle: Callable[[dict], dict], args: dict) -> dict:
+    """The result object of ``handle(args)``, its text cut to the output budget if one is set."""
+    return fit(handle(args), budget())
+
+
 def run_tool(schema: dict, handle: Callable[[dict], dict]) -> NoReturn:
     """Run one tool invocation on this process's argv, stdin and stdout, then exit."""
     if sys.argv[1:] == ["--schema"]:
@@ -76,10 +81,10 @@ def run_tool(schema: dict, handle: Callable[[dict], dict]) -> NoReturn:
     name = schema["name"]
     try:
         args = parse_args(sys.stdin.buffer.read(), schema)
-        result = handle(args)
+        result = respond(handle, args)
     except InvalidInput as exc:
         sys.stderr.write(f"{name}: {exc}\n")
         sys.exit(1)
-    sys.stdout.buffer.write(dump(fit(result, budget())))
+    sys.stdout.buffer.write(dump(result))
     sys.stdout.flush()
     sys.exit(0)

@@ -1,0 +1,84 @@
+"""Run the installed built-in tools as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class ToolRun:
+    """One finished tool process: ``result`` is the parsed stdout object (``None`` on exit != 0)."""
+
+    returncode: int
+    stdout: bytes
+    stderr: str
+    result: dict | None
+
+
+def _reject_constant(name: str) -> None:
+    """JSON must not hold NaN or Infinity."""
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def run_installed(
+    tool: str,
+    args: dict | None = None,
+    *,
+    raw: bytes | None = None,
+    argv: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    cwd: Path | str | None = None,
+    wrapper: tuple[str, ...] = (),
+    timeout: float = 60,
+) -> ToolRun:
+    """Run the installed ``<tool>-tool`` with ``args`` as JSON on stdin.
+
+    On exit 0 stdout must be exactly one JSON object in strict UTF-8; it is parsed into ``result``.
+    """
+    exe = BIN / f"{tool}-tool"
+    if not exe.exists():
+        pytest.skip(f"{exe} is not installed; run `pip install -e .` in the checkout")
+    data = raw if raw is not None else json.dumps(args).encode()
+    proc = subprocess.run(
+        [*wrapper, str(exe), *argv],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
+    result = None
+    if proc.returncode == 0 and not argv:
+        result = json.loads(proc.stdout.decode("utf-8"), parse_constant=_reject_constant)
+        assert isinstance(result, dict)
+    return ToolRun(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"), result)
+
+
+@pytest.fixture
+def run_tool():
+    """``run_tool("grep", {...}, cwd=..., env=...)`` runs the installed tool; see :func:`run_installed`."""
+    return run_installed
+
+
+@pytest.fixture
+def unprivileged():
+    """The command prefix that runs a tool with permission bits enforced.
+
+    As root, ``setpriv`` drops the capabilities that bypass them; otherwise nothing is needed.
+    """
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root and setpriv is missing: permission bits cannot be enforced")
+    return (setpriv, "--bounding-set=-dac_override,-dac_read_search")

@@ -1,0 +1,208 @@
+"""The protocol every built-in tool follows: --schema, one JSON object in, one out, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ikigai_tools_builtin._protocol import InvalidInput, parse_args
+
+PATH = {"type": "string", "description": "Absolute or relative path to file"}
+SEARCH_PATH = {"type": "string", "description": "Directory to search in (default: current directory)"}
+
+# Seed 001's schemas, copied value for value.
+SEED_SCHEMAS = {
+    "bash": {
+        "name": "bash",
+        "description": "Execute a shell command and return output",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Shell command to execute"}
+            },
+            "required": ["command"],
+        },
+    },
+    "file-read": {
+        "name": "file_read",
+        "description": "Read contents of a file",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "file_path": PATH,
+                "offset": {
+                    "type": "integer",
+                    "description": "Line number to start reading from (1-based)",
+                },
+                "limit": {"type": "integer", "description": "Number of lines to read"},
+            },
+            "required": ["file_path"],
+        },
+    },
+    "file-write": {
+        "name": "file_write",
+        "description": "Write content to a file (creates or overwrites)",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "file_path": PATH,
+                "content": {"type": "string", "description": "Content to write to file"},
+            },
+            "required": ["file_path", "content"],
+        },
+    },
+    "file-edit": {
+        "name": "file_edit",
+        "description": "Edit a file by replacing exact text matches. You must read the file "
+        "before editing.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "file_path": PATH,
+                "old_string": {"type": "string", "description": "Exact text to find and replace"},
+                "new_string": {
+                    "type": "string",
+                    "description": "Text to replace old_string with",
+                },
+                "replace_all": {
+                    "type": "boolean",
+                    "description": "Replace all occurrences (default: false, fails if not unique)",
+                },
+            },
+            "required": ["file_path", "old_string", "new_string"],
+        },
+    },
+    "glob": {
+        "name": "glob",
+        "description": "Find files matching a glob pattern",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Glob pattern (e.g., '*.txt', 'src/**/*.c')",
+                },
+                "path": SEARCH_PATH,
+            },
+            "required": ["pattern"],
+        },
+    },
+    "grep": {
+        "name": "grep",
+        "description": "Search for pattern in files using regular expressions",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "description": "Regular expression pattern (POSIX extended)",
+                },
+                "glob": {
+                    "type": "string",
+                    "description": "Glob pattern to filter files (e.g., '*.c')",
+                },
+                "path": SEARCH_PATH,
+            },
+            "required": ["pattern"],
+        },
+    },
+}
+TOOLS = sorted(SEED_SCHEMAS)
+# A valid argument object per tool, used to break one field at a time.
+VALID = {
+    "bash": {"command": "true"},
+    "file-read": {"file_path": "x"},
+    "file-write": {"file_path": "x", "content": ""},
+    "file-edit": {"file_path": "x", "old_string": "a", "new_string": "b"},
+    "glob": {"pattern": "*"},
+    "grep": {"pattern": "x"},
+}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_schema_is_seed_001s(run_tool, tool):
+    run = run_tool(tool, argv=("--schema",))
+    assert run.returncode == 0
+    assert json.loads(run.stdout) == SEED_SCHEMAS[tool]
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        (b"", "got nothing"),
+        (b"  \n", "got nothing"),
+        (b"{not json", "invalid JSON"),
+        (b"[1, 2]", "got list"),
+        (b'"text"', "got str"),
+        (b"\xff\xfe{}", "invalid JSON"),
+    ],
+)
+def test_unusable_stdin_exits_1_with_one_line(run_tool, tmp_path, tool, raw, message):
+    run = run_tool(tool, raw=raw, cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.stdout == b""
+    assert message in run.stderr
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    "tool, field", [(tool, field) for tool in TOOLS for field in SEED_SCHEMAS[tool]["parameters"]["required"]]
+)
+def test_missing_required_field_is_named(run_tool, tmp_path, tool, field):
+    args = {k: v for k, v in VALID[tool].items() if k != field}
+    run = run_tool(tool, args, cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"{SEED_SCHEMAS[tool]['name']}: missing required field '{field}'"
+
+
+@pytest.mark.parametrize(
+    "tool, field",
+    [(tool, field) for tool in TOOLS for field in SEED_SCHEMAS[tool]["parameters"]["properties"]],
+)
+def test_wrong_typed_field_is_named(run_tool, tmp_path, tool, field):
+    kind = SEED_SCHEMAS[tool]["parameters"]["properties"][field]["type"]
+    wrong = {"string": 5, "integer": "5", "boolean": "yes"}[kind]
+    run = run_tool(tool, {**VALID[tool], field: wrong}, cwd=tmp_path)
+    assert run.returncode == 1
+    assert f"field '{field}' must be" in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+def test_required_null_counts_as_missing():
+    with pytest.raises(InvalidInput, match="missing required field 'command'"):
+        parse_args(b'{"command": null}', json.loads(json.dumps(SEED_SCHEMAS["bash"])))
+
+
+def test_booleans_are_not_integers_and_floats_are_not_integers():
+    schema = SEED_SCHEMAS["file-read"]
+    for bad in ("true", "1.5"):
+        with pytest.raises(InvalidInput, match="field 'offset' must be an integer"):
+            parse_args(f'{{"file_path": "x", "offset": {bad}}}'.encode(), schema)
+
+
+def test_unknown_fields_are_ignored_and_optional_null_is_absent(run_tool, tmp_path):
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    run = run_tool(
+        "file-read",
+        {"file_path": "a.txt", "offset": None, "limit": None, "colour": "blue"},
+        cwd=tmp_path,
+    )
+    assert run.result == {"output": "one\ntwo\n"}
+
+
+def test_operation_error_exits_0_with_error_object(run_tool, tmp_path):
+    run = run_tool("file-read", {"file_path": "missing.txt"}, cwd=tmp_path)
+    assert run.returncode == 0
+    assert run.result == {"error": "File not found: missing.txt", "error_code": "FILE_NOT_FOUND"}
+
+
+def test_output_is_one_object_without_trailing_data(run_tool):
+    run = run_tool("bash", {"command": "echo hi"})
+    assert run.stdout == b'{"output": "hi", "exit_code": 0}'
+
+
+def test_lone_surrogate_in_input_never_breaks_utf8_output(run_tool, tmp_path):
+    run = run_tool("file-read", raw=b'{"file_path": "bad\\udcffname"}', cwd=tmp_path)
+    assert run.result == {"error": "File not found: bad\ufffdname", "error_code": "FILE_NOT_FOUND"}
