@@ -56,22 +56,23 @@ def special_failure(mode: int, path: str, code: str | None = None) -> dict | Non
 
 
 def open_regular(
-    path: str, flags: int = os.O_RDONLY, special: str | None = None
+    path: str, flags: int = os.O_RDONLY, special: str | None = None, shown: str | None = None
 ) -> tuple[int | None, dict | None]:
     """Open the regular file ``path`` without ever blocking on a pipe or device.
 
     The file is checked before and after opening (it may be swapped in between). Returns
-    ``(fd, None)``, or ``(None, error object)``; ``special`` is the code for a file that is not
-    regular (default: see :func:`special_failure`).
+    ``(fd, None)``, or ``(None, error object)`` naming ``shown`` (default ``path``); ``special``
+    is the code for a file that is not regular (default: see :func:`special_failure`).
     """
+    shown = path if shown is None else shown
     try:
-        problem = special_failure(os.stat(path).st_mode, path, special)
+        problem = special_failure(os.stat(path).st_mode, shown, special)
         if problem:
             return None, problem
         fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        return None, os_failure(exc, path, "OPEN_FAILED")
-    problem = special_failure(os.fstat(fd).st_mode, path, special)
+        return None, os_failure(exc, shown, "OPEN_FAILED")
+    problem = special_failure(os.fstat(fd).st_mode, shown, special)
     if problem:
         os.close(fd)
         return None, problem
@@ -97,17 +98,17 @@ class Refused(Exception):
         self.problem = problem
 
 
-def lock(path: str, flags: int) -> tuple[int, os.stat_result]:
+def lock(path: str, flags: int, shown: str) -> tuple[int, os.stat_result]:
     """Open (with ``flags``, which should ask for write access) and exclusively lock ``path``.
 
-    Returns ``(fd, its stat)``; close the fd to unlock. When another process replaced the file
-    while we waited, the new file is locked instead, so read-modify-write cycles never lose an
-    update.
+    Returns ``(fd, its stat)``; close the fd to unlock. Errors name ``shown``, the path as the
+    user gave it. When another process replaced the file while we waited, the new file is
+    locked instead, so read-modify-write cycles never lose an update.
 
     :raises Refused: the file is missing, not a regular file, or not writable.
     """
     while True:
-        fd, problem = open_regular(path, flags, special="OPEN_FAILED")
+        fd, problem = open_regular(path, flags, "OPEN_FAILED", shown)
         if fd is None:
             raise Refused(problem or {})
         fcntl.flock(fd, fcntl.LOCK_EX)

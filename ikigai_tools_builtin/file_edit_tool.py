@@ -43,7 +43,7 @@ def handle(args: dict) -> dict:
     old_bytes, new_bytes = old.encode("utf-8", "replace"), new.encode("utf-8", "replace")
     target = os.path.realpath(path)
     try:
-        fd, like = lock(target, os.O_RDWR)
+        fd, like = lock(target, os.O_RDWR, path)
     except Refused as exc:
         return exc.problem
     try:

@@ -30,7 +30,7 @@ def handle(args: dict) -> dict:
         problem = write_atomic(target, data, None, path)
     else:
         try:
-            fd, like = lock(target, os.O_WRONLY)
+            fd, like = lock(target, os.O_WRONLY, path)
         except Refused as exc:
             return exc.problem
         try:

@@ -82,3 +82,35 @@ def unprivileged():
     if setpriv is None:
         pytest.skip("running as root and setpriv is missing: permission bits cannot be enforced")
     return (setpriv, "--bounding-set=-dac_override,-dac_read_search")
+
+
+def _mount(*args: str) -> None:
+    """Run ``mount`` or skip the test when this machine does not let us."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting needs root and mount(8)")
+    proc = subprocess.run(["mount", *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount here: {proc.stderr.strip()}")
+
+
+@pytest.fixture
+def tiny_fs(tmp_path):
+    """A 64 KiB tmpfs: the disk fills up for real."""
+    mountpoint = tmp_path / "tiny"
+    mountpoint.mkdir()
+    _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mountpoint))
+    yield mountpoint
+    subprocess.run(["umount", str(mountpoint)], check=True)
+
+
+@pytest.fixture
+def busy_file(tmp_path):
+    """``busy/f``: a file with a file bind-mounted on it, so renaming onto it fails (EBUSY)."""
+    directory = tmp_path / "busy"
+    directory.mkdir()
+    target, source = directory / "f", tmp_path / "source"
+    target.write_text("old content\n")
+    source.write_text("old content\n")
+    _mount("--bind", str(source), str(target))
+    yield target
+    subprocess.run(["umount", str(target)], check=True)
