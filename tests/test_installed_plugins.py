@@ -40,4 +40,4 @@ def test_plugins_lists_every_installed_distribution():
         assert plugins[name]["version"] == version(dist)
         assert plugins[name]["builtin"] is False
     for name in PROVIDERS:
-        assert "ikigai_provider_serializers" in plugins[name]["hooks"]
+        assert "ikigai_provider_serializers" in plugins[name]["hooks"], f"{name}: no provider hook"
