@@ -157,14 +157,10 @@ def _classify(tool: Tool, result: ProcessResult, settings: Settings) -> ToolOutc
         return _failure(tool, result, TOOL_CRASHED, message)
     try:
         value = loads_object(result.stdout)
-    except RecursionError:
-        problem = "output is nested too deeply"
     except ValueError as exc:
-        problem = str(exc)
-    else:
-        return ToolOutcome(tool=name, result=value, elapsed=result.elapsed)
-    message = f"Tool '{name}' returned invalid output: {problem}; a tool must print one JSON object"
-    return _failure(tool, result, INVALID_OUTPUT, message)
+        message = f"Tool '{name}' returned invalid output: {exc}; a tool must print one JSON object"
+        return _failure(tool, result, INVALID_OUTPUT, message)
+    return ToolOutcome(tool=name, result=value, elapsed=result.elapsed)
 
 
 def _failure(tool: Tool, result: ProcessResult, code: str, message: str) -> ToolOutcome:

@@ -28,6 +28,8 @@ def loads_object(data: bytes) -> dict[str, Any]:
         if exc.msg == "Extra data":
             raise ValueError(f"output has data after the JSON value (char {exc.pos})") from None
         raise ValueError(f"output is not valid JSON: {exc.msg} (char {exc.pos})") from None
+    except RecursionError:  # e.g. 8 KiB of "[": still a stranger's bad output, not our crash
+        raise ValueError("output is nested too deeply") from None
     if not isinstance(value, dict):
         raise ValueError(f"output is a JSON {_json_type(value)}, not an object")
     return value

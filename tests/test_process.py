@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 
 import pytest
 
-from ikigai_core.process import KILL_GRACE, run_process
+from ikigai_core.process import KILL_GRACE, run_process, terminate_all
 from tests.support.procs import open_fd_count, pid_alive, wait_gone
 
 MIB = 1024 * 1024
@@ -276,6 +277,29 @@ def test_interrupted_caller_kills_the_group(tmp_path, make_shell_tool, exc):
     with pytest.raises(ChildProcessError):
         os.waitpid(main, os.WNOHANG)
     assert wait_gone(grandchild, timeout=3)
+
+
+def test_terminate_all_kills_the_tools_other_threads_wait_on(tmp_path, make_shell_tool):
+    """Ctrl-C in the agent loop: the main thread kills every running tool, each worker returns."""
+    script = 'sleep 30 &\necho $! > "$1.tmp"; mv "$1.tmp" "$1"\nwait\n'
+    tool = make_shell_tool(tmp_path, "slow-tool", script)
+    marks = [tmp_path / f"grandchild-{i}" for i in range(2)]
+    results = []
+    workers = [threading.Thread(target=lambda m=mark: results.append(run([tool, m], timeout=60)))
+               for mark in marks]
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + 10
+    while not all(mark.exists() for mark in marks) and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    terminate_all()
+    for worker in workers:
+        worker.join(timeout=10)
+
+    assert [r.exit_code for r in results] == [128 + signal.SIGKILL] * 2
+    assert not any(r.timed_out for r in results)
+    assert all(wait_gone(int(mark.read_text()), timeout=3) for mark in marks)
 
 
 def test_python_argv_runs_without_a_shell():
