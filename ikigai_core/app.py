@@ -59,9 +59,13 @@ class App:
         """The envelope for ``outcome``, from the ``ikigai_wrap_result`` hook."""
         return dict(self.pm.hook.ikigai_wrap_result(outcome=outcome))
 
+    def run_call(self, registry: Mapping[str, Any], name: str, arguments: Any) -> ToolOutcome:
+        """Run one tool call in this invocation's directory and environment."""
+        from ikigai_core.execution import run_call
+
+        return run_call(registry, name, arguments, settings=self.settings, cwd=self.cwd,
+                        env=self.environ)
+
     def call_tool(self, registry: Mapping[str, Any], name: str, arguments: Any) -> dict[str, Any]:
         """Run one tool call and return its envelope."""
-        from ikigai_core.execution import call_tool
-
-        return call_tool(self.pm, registry, name, arguments, settings=self.settings,
-                         cwd=self.cwd, env=self.environ)
+        return self.wrap(self.run_call(registry, name, arguments))

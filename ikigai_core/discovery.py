@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
+from ikigai_core.tool_schema import validate_schema
 from ikigai_core.strictjson import loads_object
 from ikigai_core.tools import (
     TOOL_NAME_RE,
@@ -99,23 +100,6 @@ class DirectorySource:
         return None, ""
 
 
-def validate_schema(schema: Mapping[str, Any]) -> str | None:
-    """Why ``schema`` is not a usable tool schema (spec decision 3), or None."""
-    for field in ("name", "description"):
-        if not isinstance(schema.get(field), str):
-            return f"schema has no string '{field}'"
-    parameters = schema.get("parameters")
-    if not isinstance(parameters, dict) or parameters.get("type") != "object":
-        return "schema 'parameters' must be a JSON Schema object with \"type\": \"object\""
-    from jsonschema.validators import validator_for  # lazy: only a cold scan needs it
-
-    validator = validator_for(parameters)
-    for error in validator(validator.META_SCHEMA).iter_errors(parameters):
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return f"schema 'parameters' is not valid JSON Schema at {where}: {error.message}"
-    return None
-
-
 def ask_schema(candidate: ToolCandidate, settings: Settings) -> Mapping[str, Any] | str:
     """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped).
 
@@ -158,9 +142,37 @@ def _tool(candidate: ToolCandidate, schema: Mapping[str, Any], source: ToolSourc
     )
 
 
-def collect_sources(pm: pluggy.PluginManager, *, home: Path, cwd: Path) -> list[ToolSource]:
-    """Every source every plugin contributes, in plugin order."""
-    return [s for sources in pm.hook.ikigai_tool_sources(home=home, cwd=cwd) for s in sources]
+def collect_sources(
+    pm: pluggy.PluginManager, *, home: Path, cwd: Path
+) -> list[tuple[str, ToolSource]]:
+    """Every source every plugin contributes, with the plugin's name, in plugin order.
+
+    Each plugin is called on its own, so one that raises is reported and skipped
+    without hiding the others' tools (a default plugin that raises is our bug: it propagates).
+    """
+    found = []
+    for impl in pm.hook.ikigai_tool_sources.get_hookimpls():
+        kwargs = {"home": home, "cwd": cwd}
+        with _guard(impl.plugin_name, "ikigai_tool_sources"):
+            sources = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            found.extend((impl.plugin_name, source) for source in sources or ())
+    return found
+
+
+@contextmanager
+def _guard(plugin: str, what: str) -> Iterator[None]:
+    """Report and swallow a third-party plugin's exception; let a default plugin's through."""
+    from ikigai_core.plugins import DEFAULT_PLUGINS
+
+    try:
+        yield
+    except Exception as exc:
+        if plugin in DEFAULT_PLUGINS:
+            raise
+        from ikigai_core.output import warn
+
+        warn(f"plugin '{plugin}' failed in {what}: {type(exc).__name__}: {exc}; its tools are "
+             f"skipped. Disable it with IKIGAI_DISABLE_PLUGINS={plugin}")
 
 
 def discover(
@@ -175,13 +187,15 @@ def discover(
     found: list[tuple[int, Tool]] = []
     skipped: list[SkippedTool] = []
     to_ask: list[tuple[ToolSource, ToolCandidate, list[int] | None]] = []
-    for source in collect_sources(pm, home=home, cwd=cwd):
-        scan = source.scan()
+    for plugin, source in collect_sources(pm, home=home, cwd=cwd):
+        scan = ToolScan()
+        with _guard(plugin, f"scanning tool source '{source.name}'"):
+            scan = source.scan()
         skipped.extend(scan.skipped)
         for candidate in scan.candidates:
             answer: Mapping[str, Any] | str | None = candidate.schema
             if answer is not None:
-                answer = validate_schema(answer) or answer
+                answer = cache.checked(answer) or answer
             elif candidate.path is not None and not refresh:
                 cached = cache.get(candidate.path)
                 answer = cached and (cached.get("schema") or cached.get("error"))
@@ -191,6 +205,8 @@ def discover(
             else:
                 _record(source, candidate, answer, found, skipped)
     if to_ask:
+        from concurrent.futures import ThreadPoolExecutor  # lazy: a warm cache asks nothing
+
         workers = min(len(to_ask), MAX_PARALLEL_SCHEMA_CALLS)
         with ThreadPoolExecutor(workers, thread_name_prefix="ikigai-schema") as pool:
             answers = list(pool.map(lambda job: ask_schema(job[1], settings), to_ask))
@@ -199,12 +215,12 @@ def discover(
             if candidate.path is not None and "timed out" not in str(answer):
                 kind = "error" if isinstance(answer, str) else "schema"
                 cache.put(candidate.path, key, **{kind: answer})
-        try:
-            cache.save()
-        except OSError as exc:
-            from ikigai_core.output import warn
+    try:
+        cache.save()
+    except OSError as exc:
+        from ikigai_core.output import warn
 
-            warn(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
+        warn(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
     return merge(found, skipped)
 
 

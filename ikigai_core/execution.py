@@ -189,6 +189,27 @@ def _cap_tail(data: bytes) -> str:
     return "[... earlier bytes cut ...]\n" + data[-OUTPUT_CAP:].decode("utf-8", errors="replace")
 
 
+def run_call(
+    registry: Mapping[str, Tool],
+    name: str,
+    arguments: Any,
+    *,
+    settings: Settings,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ToolOutcome:
+    """Look up, validate and run one tool call; what happened, not yet wrapped."""
+    tool = registry.get(name)
+    if tool is None:
+        return ToolOutcome(
+            tool=name, error=_not_found_message(name, registry), error_code=TOOL_NOT_FOUND
+        )
+    problem = validate_arguments(tool, arguments)
+    if problem is not None:
+        return ToolOutcome(tool=name, error=problem, error_code=INVALID_PARAMS)
+    return execute(tool, arguments, settings=settings, cwd=cwd, env=env)
+
+
 def call_tool(
     pm: pluggy.PluginManager,
     registry: Mapping[str, Tool],
@@ -199,18 +220,8 @@ def call_tool(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Look up, validate and run one tool call; the envelope from ``ikigai_wrap_result``."""
-    tool = registry.get(name)
-    if tool is None:
-        outcome = ToolOutcome(
-            tool=name, error=_not_found_message(name, registry), error_code=TOOL_NOT_FOUND
-        )
-    else:
-        problem = validate_arguments(tool, arguments)
-        if problem is not None:
-            outcome = ToolOutcome(tool=name, error=problem, error_code=INVALID_PARAMS)
-        else:
-            outcome = execute(tool, arguments, settings=settings, cwd=cwd, env=env)
+    """:func:`run_call`, wrapped by the ``ikigai_wrap_result`` hook into the model's envelope."""
+    outcome = run_call(registry, name, arguments, settings=settings, cwd=cwd, env=env)
     return pm.hook.ikigai_wrap_result(outcome=outcome)
 
 

@@ -6,11 +6,13 @@ plain JSON file under ``$IKIGAI_HOME``; a corrupt one is silently rebuilt.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Mapping
 
 from ikigai_core.statefiles import write_private_json
+from ikigai_core.tool_schema import validate_schema
 
 CACHE_VERSION = 1
 
@@ -31,6 +33,21 @@ class SchemaCache:
         self.path = home / "cache" / "schemas.json"
         self._entries: dict[str, Any] = self._load()
         self._dirty = False
+
+    def checked(self, schema: Mapping[str, Any]) -> str | None:
+        """:func:`~ikigai_core.tool_schema.validate_schema` for a schema a plugin gave directly, remembered by its digest.
+
+        Saves importing jsonschema on every start-up of a warm cache.
+        """
+        digest = "sha256:" + hashlib.sha256(
+            json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
+        entry = self._entries.get(digest)
+        if isinstance(entry, dict) and "problem" in entry:
+            return entry["problem"]
+        problem = validate_schema(schema)
+        self._entries[digest] = {"problem": problem}
+        self._dirty = True
+        return problem
 
     def _load(self) -> dict[str, Any]:
         try:

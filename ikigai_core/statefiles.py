@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,8 @@ def ensure_private_dir(path: Path) -> Path:
 
 def write_private_json(path: Path, data: Any) -> None:
     """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename)."""
+    import tempfile  # lazy: a warm `ikigai tool list` writes nothing
+
     ensure_private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

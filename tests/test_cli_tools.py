@@ -302,3 +302,29 @@ def test_sigterm_to_ikigai_kills_the_running_tool(make_tool, tools_dir, tmp_path
         threading.Event().wait(0.05)
     else:
         pytest.fail("the tool survived ikigai's SIGTERM")
+
+
+def test_run_exit_code_follows_the_outcome_under_a_replacement_envelope(
+    invoke, make_tool, tools_dir, monkeypatch
+):
+    from ikigai_core import hookimpl
+    from ikigai_core.app import App
+
+    class Plain:
+        @hookimpl
+        def ikigai_wrap_result(self, outcome):
+            return {"ok": outcome.success}
+
+    real_pm = App.pm.func
+
+    def pm_with_plugin(self):
+        pm = real_pm(self)
+        pm.register(Plain(), name="plain")
+        return pm
+
+    monkeypatch.setattr(App, "pm", property(pm_with_plugin))
+    make_tool(tools_dir, "echo-tool")
+    ok = invoke("tool", "run", "echo", "{}")
+    assert (ok.exit_code, json.loads(ok.stdout)) == (0, {"ok": True})
+    bad = invoke("tool", "run", "nope", "{}")
+    assert (bad.exit_code, json.loads(bad.stdout)) == (1, {"ok": False})

@@ -16,8 +16,8 @@ from ikigai_core.discovery import (
     Discovery,
     DiscoveryState,
     discover,
-    validate_schema,
 )
+from ikigai_core.tool_schema import validate_schema
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.trust import TrustStore
 from tests.support.tools import schema_for
@@ -318,13 +318,42 @@ def test_background_discovery_states(pm, isolated_home, make_tool, tmp_path):
     assert "slow" in registry
 
 
-def test_background_discovery_failure_is_raised_on_wait(pm, isolated_home, tmp_path):
-    class Plugin:
-        @hookimpl
-        def ikigai_tool_sources(self):
-            raise RuntimeError("plugin bug")
+class Raising:
+    """A plugin whose tool-source hook, or its source's scan, raises."""
 
-    pm.register(Plugin(), name="buggy")
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    @hookimpl
+    def ikigai_tool_sources(self):
+        if self.where == "hook":
+            raise RuntimeError("plugin bug")
+        return [self]
+
+    name, precedence = "raising", 5
+
+    def scan(self):
+        raise OSError("scan bug")
+
+
+@pytest.mark.parametrize(("where", "what"), [("hook", "ikigai_tool_sources: RuntimeError: plugin bug"),
+                                             ("scan", "scanning tool source 'raising': OSError")])
+def test_third_party_source_that_raises_is_reported_and_skipped(
+    pm, isolated_home, make_tool, tmp_path, capsys, where, what
+):
+    make_tool(user_tools(isolated_home), "ok-tool")
+    pm.register(Raising(where), name="acme")
+    assert "ok" in run(pm, isolated_home, tmp_path)
+    err = capsys.readouterr().err
+    assert f"ikigai: plugin 'acme' failed in {what}" in err
+    assert "IKIGAI_DISABLE_PLUGINS=acme" in err
+
+
+def test_background_discovery_failure_is_raised_on_wait(isolated_home, tmp_path):
+    pm = get_plugin_manager(load_entry_points=False,
+                            environ={"IKIGAI_DISABLE_PLUGINS": "ikigai_tools_builtin.scanner"})
+    pm.unblock("ikigai_tools_builtin.scanner")
+    pm.register(Raising("hook"), name="ikigai_tools_builtin.scanner")
     discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings())
     with pytest.raises(RuntimeError, match="plugin bug"):
         discovery.wait()

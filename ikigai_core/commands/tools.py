@@ -99,11 +99,11 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
         arguments: Any = json.loads(text)
     except ValueError as exc:
         error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
-        envelope = app.wrap(ToolOutcome(name, error=error, error_code=INVALID_PARAMS))
+        outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
     else:
-        envelope = app.call_tool(app.registry(), name, arguments)
-    click.echo(dumps(envelope, indent=2))
-    sys.exit(0 if envelope.get("tool_success") else 1)
+        outcome = app.run_call(app.registry(), name, arguments)
+    click.echo(dumps(app.wrap(outcome), indent=2))
+    sys.exit(0 if outcome.success else 1)
 
 
 @click.command("refresh")
