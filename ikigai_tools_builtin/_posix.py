@@ -66,7 +66,7 @@ def bracket(pattern: str, start: int, negations: str = "^") -> tuple[str, int]:
             end = pattern.find(pattern[i + 1] + "]", i + 2)
             if end < 0 or end == i + 2:
                 raise PatternError("unterminated [")
-            char, i = pattern[i + 2 : end], end + 1
+            char, i = pattern[i + 2 : end], end + 2
         else:
             i += 1
         if i + 1 < len(pattern) and pattern[i] == "-" and pattern[i + 1] != "]":

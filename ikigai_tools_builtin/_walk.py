@@ -19,3 +19,19 @@ def entries(directory: str) -> list[os.DirEntry]:
             return list(scan)
     except OSError:
         return []
+
+
+def is_dir(entry: os.DirEntry) -> bool:
+    """Whether ``entry`` is a directory, following symlinks; a symlink loop is not."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def is_file(entry: os.DirEntry) -> bool:
+    """Whether ``entry`` is a regular file, following symlinks; a symlink loop is not."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False

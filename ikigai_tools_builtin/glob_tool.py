@@ -12,7 +12,7 @@ import re
 
 from ikigai_tools_builtin._posix import PatternError, glob_part, has_magic, unescape
 from ikigai_tools_builtin._protocol import run_tool
-from ikigai_tools_builtin._walk import entries, join
+from ikigai_tools_builtin._walk import entries, is_dir, is_file, join
 
 SCHEMA = {
     "name": "glob",
@@ -125,9 +125,9 @@ def _step(
             if not part(entry.name):
                 continue
             if last:
-                if entry.is_file():
+                if is_file(entry):
                     found.add(join(directory, entry.name))
-            elif entry.is_dir():
+            elif is_dir(entry):
                 pending.append((join(directory, entry.name), index + 1))
 
 

@@ -1,0 +1,129 @@
+"""The output budget: head + marker + tail, JSON within the limit, exact totals, no split characters."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ikigai_tools_builtin._budget import Capture, Text, budget, dump, fit
+
+
+def test_without_limit_nothing_is_cut():
+    result = {"output": "x" * 1_000_000, "count": 1}
+    assert fit(result, None) == result
+
+
+def test_fitting_text_is_unchanged():
+    assert fit({"output": "small"}, 100) == {"output": "small"}
+
+
+def test_error_objects_pass_through():
+    error = {"error": "File not found: x", "error_code": "FILE_NOT_FOUND"}
+    assert fit(error, 10) == error
+
+
+def test_cut_keeps_head_marker_tail_and_totals():
+    text = "".join(f"{n}\n" for n in range(10000))
+    out = fit({"output": text, "count": 10000}, 1000)
+    assert len(dump(out)) <= 1000
+    assert out["count"] == 10000
+    assert out["output"].startswith("0\n1\n2\n")
+    assert out["output"].endswith("9998\n9999\n")
+    assert out["truncated"]["total_bytes"] == len(text)
+    kept = out["truncated"]["kept_bytes"]
+    assert kept >= 500
+    assert f"[... truncated: {len(text) - kept} bytes omitted ...]" in out["output"]
+
+
+def test_escaping_is_counted():
+    text = '"\\\x01' * 5000
+    out = fit({"output": text}, 2000)
+    assert len(dump(out)) <= 2000
+    assert out["output"].startswith('"\\\x01')
+
+
+def test_multibyte_characters_are_never_split():
+    text = "é😀" * 5000
+    out = fit({"output": text}, 1500)
+    raw = dump(out)
+    assert len(raw) <= 1500
+    raw.decode("utf-8")
+    head, tail = out["output"].split("[... truncated")
+    assert set(head.strip("\n")) <= {"é", "😀"}
+
+
+def test_resume_hint_is_built_from_the_kept_head():
+    text = Text("".join(f"line {n}\n" for n in range(1, 1001)), resume=lambda head: f"; next {head.count(chr(10)) + 1}")
+    out = fit({"output": text}, 600)
+    head = out["output"].split("[... truncated")[0]
+    assert f"; next {head.count(chr(10)) + 1}" in out["output"]
+
+
+def test_text_that_lost_its_middle_while_read():
+    capture = Capture(100)
+    for n in range(10000):
+        capture.feed(f"{n:05d}\n".encode())
+    assert capture.gap
+    assert capture.head().startswith(b"00000\n")
+    assert capture.tail().endswith(b"09999\n")
+    assert len(capture.tail()) == 100
+    out = fit({"output": Text.from_capture(capture)}, 150)
+    assert out["truncated"]["total_bytes"] == 60000
+    assert len(dump(out)) <= 150
+
+
+def test_capture_without_gap_is_whole():
+    capture = Capture(10)
+    capture.feed(b"0123456789abcdefghij")
+    assert not capture.gap
+    assert capture.head() == b"0123456789abcdefghij"
+    assert capture.tail() == b""
+
+
+@pytest.mark.parametrize("value, expected", [("4096", 4096), ("0", None), ("-5", None), ("abc", None), ("", None)])
+def test_budget_variable(monkeypatch, value, expected):
+    monkeypatch.setenv("IKIGAI_MAX_OUTPUT_BYTES", value)
+    assert budget() == expected
+
+
+def test_dump_replaces_lone_surrogates():
+    assert json.loads(dump({"output": "a\udcffb"})) == {"output": "a\ufffdb"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(min_size=0, max_size=6000), limit=st.integers(min_value=400, max_value=5000))
+def test_any_text_fits_any_budget(text, limit):
+    out = fit({"output": text, "exit_code": 0}, limit)
+    raw = dump(out)
+    assert len(raw) <= limit
+    assert json.loads(raw)["exit_code"] == 0
+    if "truncated" in out:
+        assert out["truncated"]["total_bytes"] == len(text.encode("utf-8", "replace"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    text=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=3000, max_size=20000),
+    limit=st.integers(min_value=1024, max_value=2900),
+)
+def test_ascii_keeps_at_least_half_the_budget(text, limit):
+    out = fit({"output": text}, limit)
+    assert "truncated" in out
+    assert out["truncated"]["kept_bytes"] >= limit // 2
+
+
+@pytest.mark.parametrize(
+    "tool, args, files",
+    [
+        ("file-write", {"file_path": "f", "content": "x" * 50}, {}),
+        ("file-edit", {"file_path": "e", "old_string": "a", "new_string": "b"}, {"e": "a"}),
+    ],
+)
+def test_small_results_are_never_truncated(run_tool, tmp_path, tool, args, files):
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    run = run_tool(tool, args, cwd=tmp_path, env={"IKIGAI_MAX_OUTPUT_BYTES": "4096"})
+    assert "truncated" not in run.result
