@@ -114,6 +114,7 @@ def ask_schema(candidate: ToolCandidate, settings: Settings) -> Mapping[str, Any
             timeout=settings.schema_timeout,
             max_stdout=settings.schema_max_bytes,
             max_stderr=1024,
+            kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
         )
     except OSError as exc:
         return f"cannot run --schema: {exc.strerror or exc}"

@@ -55,14 +55,15 @@ def run_process(
     max_stderr: int = 65536,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    kill_grace: float = KILL_GRACE,
 ) -> ProcessResult:
     """Run ``argv`` with ``stdin`` (``None``: /dev/null) and collect what it prints.
 
     Returns as soon as the main process exits; its process group is then sent SIGTERM,
     and SIGKILL follows in the background for survivors. On timeout or stdout overflow
-    the group gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds. If the caller
-    is interrupted (KeyboardInterrupt, SystemExit, ...) the group is killed and the
-    exception re-raised. Raises ``OSError`` only when the process cannot be started.
+    the group gets SIGTERM, then SIGKILL after ``kill_grace`` seconds (0: SIGKILL at once,
+    for a child with nothing worth saving). If the caller is interrupted
+    (KeyboardInterrupt, SystemExit, ...) the group is killed and the exception re-raised. Raises ``OSError`` only when the process cannot be started.
     """
     start = time.monotonic()
     with selectors.DefaultSelector() as selector:
@@ -77,7 +78,8 @@ def run_process(
             close_fds=True,
             start_new_session=True,
         )
-        run = _Run(proc, selector, max_stdout=max_stdout, max_stderr=max_stderr)
+        run = _Run(proc, selector, max_stdout=max_stdout, max_stderr=max_stderr,
+                   kill_grace=kill_grace)
         with _live_lock:
             _live_groups.add(run.pgid)
         try:
@@ -140,12 +142,14 @@ class _Run:
         *,
         max_stdout: int,
         max_stderr: int,
+        kill_grace: float,
     ):
         self.proc = proc
         self.selector = selector
         self.pgid = proc.pid  # start_new_session: the child leads its own group
         self.max_stdout = max_stdout
         self.max_stderr = max_stderr
+        self.kill_grace = kill_grace
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.timed_out = self.overflowed = self.exited = False
@@ -193,15 +197,17 @@ class _Run:
             _signal_group(self.pgid, signal.SIGTERM)
             self.proc.wait()
             if _signal_group(self.pgid, 0):  # a grandchild: kill it later, without waiting
-                timer = threading.Timer(KILL_GRACE, _signal_group, (self.pgid, signal.SIGKILL))
+                timer = threading.Timer(self.kill_grace, _signal_group,
+                                        (self.pgid, signal.SIGKILL))
                 timer.daemon = True
                 timer.start()
             return
-        _signal_group(self.pgid, signal.SIGTERM)
-        try:
-            self.proc.wait(KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            pass
+        if self.kill_grace > 0:
+            _signal_group(self.pgid, signal.SIGTERM)
+            try:
+                self.proc.wait(self.kill_grace)
+            except subprocess.TimeoutExpired:
+                pass
         _signal_group(self.pgid, signal.SIGKILL)
         self.proc.wait()
         self._drain()
