@@ -2,12 +2,12 @@
 
 Shared by every provider: a provider only builds bodies and reads replies
 (:class:`~ikigai_core.providers.ProviderSerializer`); this module owns the network.
-The API key is redacted from every error that leaves :func:`send_turn`.
+The API key is redacted from every error that leaves :func:`send_turn`. httpx is
+imported only when a request is made, so importing this module costs nothing.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import random
@@ -17,13 +17,14 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
-import httpx
-
 from ikigai_core.conversation import AssistantMessage, TextDelta
 from ikigai_core.errors import ProviderError, UsageError
 from ikigai_core.sse import iter_lines, iter_sse
+from ikigai_core.wire import load_object
 
 if TYPE_CHECKING:
+    import httpx
+
     from ikigai_core.conversation import Conversation
     from ikigai_core.providers import ProviderRequest, ProviderSerializer
     from ikigai_core.tools import Tool
@@ -62,6 +63,8 @@ def redact(text: str, secret: str) -> str:
 
 def http_timeout(environ: Mapping[str, str]) -> httpx.Timeout:
     """Connect 10 s and read 120 s, or both ``$IKIGAI_HTTP_TIMEOUT`` seconds when set."""
+    import httpx
+
     raw = environ.get(TIMEOUT_ENV, "").strip()
     if not raw:
         return httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT)
@@ -136,6 +139,8 @@ def send_turn(
     ``timeout`` defaults to :func:`http_timeout`. Every failure is a :class:`ProviderError`
     whose one-line message never holds the API key.
     """
+    import httpx
+
     key = api_key(provider, environ)
     limits = http_timeout(environ) if timeout is None else httpx.Timeout(timeout)
     try:
@@ -169,6 +174,8 @@ class _Exchange:
         self, stream: bool, on_text: Callable[[str], None] | None, max_retries: int
     ) -> AssistantMessage:
         """POST until a success, a final error or the last retry."""
+        import httpx
+
         with httpx.Client(timeout=self.limits) as client:
             attempt = 0
             while True:
@@ -200,10 +207,12 @@ class _Exchange:
     def _read(
         self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None
     ) -> AssistantMessage:
+        import httpx
+
         name = self.provider.name
         try:
             if not stream:
-                return self.provider.parse_response(_json_object(name, response.read()))
+                return self.provider.parse_response(load_object(name, response.read(), "response"))
             message = None
             for item in self.provider.parse_stream(iter_sse(iter_lines(response.iter_bytes()))):
                 if isinstance(item, TextDelta):
@@ -236,6 +245,8 @@ class _Exchange:
         )
 
     def _no_response(self, exc: httpx.TransportError) -> ProviderError:
+        import httpx
+
         if isinstance(exc, httpx.ConnectError):
             return self._unreachable(_reason(exc))
         return ProviderError(
@@ -244,6 +255,8 @@ class _Exchange:
         )
 
     def _timed_out(self, exc: httpx.TimeoutException) -> ProviderError:
+        import httpx
+
         if isinstance(exc, httpx.ConnectTimeout):
             return self._unreachable(f"no connection within {self.limits.connect:g} s")
         return ProviderError(
@@ -254,15 +267,3 @@ class _Exchange:
 
 def _reason(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
-
-
-def _json_object(provider_name: str, content: bytes) -> Mapping[str, object]:
-    try:
-        data = json.loads(content)
-    except ValueError as exc:
-        raise ProviderError(
-            f"Provider '{provider_name}' sent a response that is not JSON ({exc})"
-        ) from exc
-    if not isinstance(data, Mapping):
-        raise ProviderError(f"Provider '{provider_name}' sent a response that is not a JSON object")
-    return data

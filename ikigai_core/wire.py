@@ -7,16 +7,32 @@ Provider plugins import this module at load time, so it stays free of network co
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
 
 if TYPE_CHECKING:
     from ikigai_core.providers import ProviderSerializer
+    from ikigai_core.tools import Tool
 
 MESSAGE_LIMIT = 300
 """Longest provider message quoted in one of our error lines."""
+
+
+class SerializerDefaults:
+    """A base for provider serializers: the standard ``error_message``, arguments unchanged."""
+
+    name: str
+    api_key_env: Sequence[str]
+
+    def error_message(self, status: int, body: bytes, *, model: str) -> str:
+        """The standard one line for an HTTP error (:func:`http_error_message`)."""
+        return http_error_message(self, status, body, model=model)
+
+    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments as the model sent them."""
+        return dict(arguments)
 
 
 def base_url(environ: Mapping[str, str], var: str, default: str) -> str:
@@ -85,20 +101,25 @@ def http_error_message(
     return f"Provider '{name}' failed (HTTP {status}): {detail or 'no reason given'}"
 
 
-def load_event(provider_name: str, data: str) -> dict[str, Any]:
-    """One stream event's JSON object, or a :class:`ProviderError` naming what was broken."""
+def load_object(provider_name: str, text: str | bytes, what: str = "stream event") -> dict[str, Any]:
+    """The JSON object in ``text`` (a ``what`` from the provider), or a :class:`ProviderError`
+    naming what was broken."""
     try:
-        value = json.loads(data)
+        value = json.loads(text)
     except ValueError as exc:
+        reason = getattr(exc, "msg", exc)
         raise ProviderError(
-            f"Provider '{provider_name}' sent a broken stream event ({exc.msg}): {one_line(data, 80)}"
+            f"Provider '{provider_name}' sent a broken {what} ({reason}): {_snippet(text)}"
         ) from exc
     if not isinstance(value, dict):
         raise ProviderError(
-            f"Provider '{provider_name}' sent a stream event that is not a JSON object: "
-            f"{one_line(data, 80)}"
+            f"Provider '{provider_name}' sent a {what} that is not a JSON object: {_snippet(text)}"
         )
     return value
+
+
+def _snippet(text: str | bytes) -> str:
+    return one_line(text.decode("utf-8", "replace") if isinstance(text, bytes) else text, 80)
 
 
 def stream_incomplete(provider_name: str, missing: str) -> ProviderError:

@@ -276,8 +276,10 @@ def test_parser_that_never_yields_the_turn(fake_server):
 
 
 @pytest.mark.parametrize("body, expected", [
-    (b"<html>gateway</html>", "Provider 'toy' sent a response that is not JSON ("),
-    (b"[1, 2]", "Provider 'toy' sent a response that is not a JSON object"),
+    (b"<html>gateway</html>",
+     "Provider 'toy' sent a broken response (Expecting value): <html>gateway</html>"),
+    (b"\xff\xfe{", "Provider 'toy' sent a broken response ("),
+    (b"[1, 2]", "Provider 'toy' sent a response that is not a JSON object: [1, 2]"),
     (b'{"unexpected": 1}', "Provider 'toy' sent a response ikigai cannot read (KeyError: 'text')"),
 ])
 def test_unreadable_json_bodies(fake_server, body, expected):

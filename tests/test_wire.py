@@ -7,7 +7,7 @@ import pytest
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
 from ikigai_core.wire import (
-    base_url, error_body_message, http_error_message, load_event, one_line, parse_tool_call,
+    base_url, error_body_message, http_error_message, load_object, one_line, parse_tool_call,
     stream_error, stream_incomplete,
 )
 
@@ -81,12 +81,12 @@ def test_base_url_default_override_and_trailing_slash():
     assert base_url({"ACME_BASE_URL": "http://h:1/"}, "ACME_BASE_URL", "https://d") == "http://h:1"
 
 
-def test_load_event():
-    assert load_event("acme", '{"a": 1}') == {"a": 1}
+def test_load_object():
+    assert load_object("acme", '{"a": 1}') == {"a": 1}
     with pytest.raises(ProviderError, match=r"^Provider 'acme' sent a broken stream event \(.*\): \{\"a\":$"):
-        load_event("acme", '{"a":')
+        load_object("acme", '{"a":')
     with pytest.raises(ProviderError, match="^Provider 'acme' sent a stream event that is not a JSON object: 3$"):
-        load_event("acme", "3")
+        load_object("acme", "3")
 
 
 def test_stream_errors():

@@ -15,6 +15,8 @@ import pytest
 
 from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, UserMessage
 from ikigai_core.errors import ProviderError
+from ikigai_core.plugins import get_plugin_manager
+from ikigai_core.providers import collect_providers
 from ikigai_core.transport import send_turn
 from tests.support.fakeserver import RecordedRequest, sse_reply, stall_reply, unused_url
 from tests.support.replies import ProviderReplies
@@ -61,6 +63,10 @@ class ProviderContract:
 
     def calls(self, message: AssistantMessage) -> list[tuple[str, str, Any]]:
         return [(call.id, call.name, call.arguments) for call in message.tool_calls]
+
+    def test_installed_plugin_provides_it(self):
+        providers = collect_providers(get_plugin_manager())
+        assert type(providers[self.provider.name]) is type(self.provider)
 
     # -- Successful turns -----------------------------------------------------
 

@@ -145,6 +145,11 @@ def tool(name: str, parameters: Mapping[str, Any], description: str = "") -> Too
                 parameters=parameters, command=(f"{name}-tool",), source="test")
 
 
+def builtin_tool(name: str) -> Tool:
+    """One built-in tool as a registry entry."""
+    return tool(name, BUILTIN[name]["parameters"], BUILTIN[name]["description"])
+
+
 def builtin_tools() -> list[Tool]:
     """The six built-in tools as registry entries, sorted by name."""
-    return [tool(name, s["parameters"], s["description"]) for name, s in sorted(BUILTIN.items())]
+    return [builtin_tool(name) for name in sorted(BUILTIN)]

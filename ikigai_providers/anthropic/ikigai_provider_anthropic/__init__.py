@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ikigai_core import hookimpl
 from ikigai_core.providers import ProviderRequest
-from ikigai_core.wire import base_url, http_error_message
+from ikigai_core.wire import SerializerDefaults, base_url
 from ikigai_provider_anthropic import messages
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
-    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.conversation import Conversation
     from ikigai_core.tools import Tool
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -20,7 +19,7 @@ MAX_TOKENS = 8192
 """``max_tokens`` is required by the Messages API."""
 
 
-class AnthropicSerializer:
+class AnthropicSerializer(SerializerDefaults):
     """``POST {ANTHROPIC_BASE_URL}/v1/messages`` with ``x-api-key``."""
 
     name = messages.NAME
@@ -57,23 +56,8 @@ class AnthropicSerializer:
                    "content-type": "application/json"}
         return ProviderRequest(url, headers, body)
 
-    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """A ``message`` object."""
-        return messages.parse_response(body)
-
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """The event sequence up to ``message_stop``."""
-        return messages.parse_stream(events)
-
-    def error_message(self, status: int, body: bytes, *, model: str) -> str:
-        """The standard one line for an HTTP error."""
-        return http_error_message(self, status, body, model=model)
-
-    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Unchanged: the schema was sent as is."""
-        return dict(arguments)
+    parse_response = staticmethod(messages.parse_response)
+    parse_stream = staticmethod(messages.parse_stream)
 
 
 @hookimpl

@@ -15,7 +15,7 @@ from ikigai_core.conversation import (
     AssistantMessage, Conversation, TextDelta, ToolCall, ToolResultsMessage, UserMessage,
 )
 from ikigai_core.sse import ServerSentEvent
-from ikigai_core.wire import load_event, parse_tool_call, stream_error, stream_incomplete
+from ikigai_core.wire import load_object, parse_tool_call, stream_error, stream_incomplete
 
 NAME = "anthropic"
 
@@ -84,7 +84,7 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | Assi
     partial: dict[int, list[str]] = {}
     stop = None
     for event in events:
-        data = load_event(NAME, event.data)
+        data = load_object(NAME, event.data)
         kind = data.get("type", event.event)
         if kind == "error":
             raise stream_error(NAME, data)

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ikigai_core import hookimpl
 from ikigai_core.providers import ProviderRequest
-from ikigai_core.wire import base_url, http_error_message
+from ikigai_core.wire import SerializerDefaults, base_url
 from ikigai_provider_openai import chat
 from ikigai_provider_openai.strict import drop_nulls, strict_parameters
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
-    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.conversation import Conversation
     from ikigai_core.tools import Tool
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAISerializer:
+class OpenAISerializer(SerializerDefaults):
     """``POST {OPENAI_BASE_URL}/chat/completions`` with ``Authorization: Bearer``."""
 
     name = chat.NAME
@@ -60,19 +59,8 @@ class OpenAISerializer:
             headers["Accept"] = "text/event-stream"
         return ProviderRequest(url, headers, body)
 
-    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """A ``chat.completion`` object."""
-        return chat.parse_response(body)
-
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """Streamed ``chat.completion.chunk`` objects up to ``[DONE]``."""
-        return chat.parse_stream(events)
-
-    def error_message(self, status: int, body: bytes, *, model: str) -> str:
-        """The standard one line for an HTTP error."""
-        return http_error_message(self, status, body, model=model)
+    parse_response = staticmethod(chat.parse_response)
+    parse_stream = staticmethod(chat.parse_stream)
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Drop the nulls strict mode made the model send for optional properties."""

@@ -13,7 +13,7 @@ from ikigai_core.conversation import (
     AssistantMessage, Conversation, TextDelta, ToolResultsMessage, UserMessage,
 )
 from ikigai_core.sse import ServerSentEvent
-from ikigai_core.wire import load_event, parse_tool_call, stream_error, stream_incomplete
+from ikigai_core.wire import load_object, parse_tool_call, stream_error, stream_incomplete
 
 NAME = "openai"
 
@@ -88,7 +88,7 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | Assi
                 finish,
             )
             return
-        chunk = load_event(NAME, event.data)
+        chunk = load_object(NAME, event.data)
         if "error" in chunk:
             raise stream_error(NAME, chunk)
         for choice in chunk.get("choices") or ():

@@ -47,6 +47,7 @@ def _strict(node: Any) -> dict[str, Any]:
         not isinstance(node, Mapping)
         or not STRICT_KEYWORDS.issuperset(set(node) - DROPPED_KEYWORDS)
         or not CONSTRAINING & set(node)
+        or isinstance(node.get("items"), list)  # tuple validation
     ):
         raise _NotStrict
     out = map_subschemas({k: v for k, v in node.items() if k not in DROPPED_KEYWORDS}, _strict_child)

@@ -1,0 +1,105 @@
+"""Anthropic tool declarations and the Messages request body (pure functions)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ikigai_core.conversation import (
+    AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage, UserMessage,
+)
+from ikigai_provider_anthropic import AnthropicSerializer
+from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
+from tests.support.replies import REPLIES
+from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, builtin_tools, tool
+
+anthropic = AnthropicSerializer()
+
+
+@pytest.mark.parametrize("name", sorted(BUILTIN))
+def test_builtin_schemas_pass_through_unchanged(name):
+    assert anthropic.tool_schema(builtin_tool(name)) == {
+        "name": name, "description": BUILTIN[name]["description"],
+        "input_schema": BUILTIN[name]["parameters"],
+    }
+
+
+@pytest.mark.parametrize("parameters", [NESTED, NO_PARAMETERS])
+def test_nested_optional_enum_and_array_schemas_pass_through_unchanged(parameters):
+    assert anthropic.tool_schema(tool("t", parameters))["input_schema"] == parameters
+
+
+def test_full_conversation_body():
+    body = anthropic.request_body(full_conversation(), builtin_tools(), model="claude-x",
+                                  stream=True)
+    assert body["model"] == "claude-x"
+    assert body["max_tokens"] == 8192
+    assert body["system"] == "You are terse."
+    assert body["stream"] is True
+    assert [t["name"] for t in body["tools"]] == [
+        "bash", "file_edit", "file_read", "file_write", "glob", "grep"
+    ]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Summarize the README and list TODOs"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "tool_use", "id": "call_read", "name": "file_read",
+             "input": {"file_path": "README.md"}},
+            {"type": "tool_use", "id": "call_grep", "name": "grep",
+             "input": {"pattern": "TODO", "path": "nowhere"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "call_read", "content": json.dumps(OK_ENVELOPE)},
+            {"type": "tool_result", "tool_use_id": "call_grep", "content": json.dumps(ERROR_ENVELOPE),
+             "is_error": True},
+        ]},
+        {"role": "assistant", "content": [{"type": "text", "text": "It is about ikigai; grep failed."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Thanks"}]},
+    ]
+
+
+def test_text_after_results_joins_their_user_message_after_them():
+    call = ToolCall("t1", "bash", {"command": "ls"})
+    conversation = Conversation([
+        UserMessage("go"),
+        AssistantMessage(tool_calls=(call,)),
+        ToolResultsMessage((ToolResult(call, OK_ENVELOPE),)),
+        UserMessage("stop there"),
+    ])
+    messages = anthropic.request_body(conversation, [], model="m", stream=False)["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert [b["type"] for b in messages[2]["content"]] == ["tool_result", "text"]
+
+
+def test_no_system_no_tools_no_stream():
+    body = anthropic.request_body(Conversation([UserMessage("hi")]), [], model="m", stream=False)
+    assert set(body) == {"model", "max_tokens", "messages"}
+
+
+def test_a_parsed_turn_goes_back_with_its_blocks():
+    turn = anthropic.parse_response(REPLIES["anthropic"].body("Checking.", calls=[
+        ("toolu_1", "bash", {"command": "ls"})]))
+    assert turn.stop_reason == "tool_use"
+    [message] = anthropic.request_body(Conversation([turn]), [], model="m", stream=False)["messages"]
+    assert message == {"role": "assistant", "content": [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+    ]}
+
+
+def test_tool_use_input_that_is_not_an_object():
+    body = REPLIES["anthropic"].body(calls=[("toolu_1", "bash", "[1]"), ("toolu_2", "bash", 3)])
+    first, second = anthropic.parse_response(body).tool_calls
+    assert first.arguments is None and first.arguments_error == "arguments are not a JSON object: [1]"
+    assert second.arguments is None and second.arguments_error == "arguments are not a JSON object"
+
+
+def test_hand_built_calls_with_broken_arguments_send_an_empty_input():
+    turn = AssistantMessage(tool_calls=(ToolCall("t1", "bash", None, "broken"),))
+    [message] = anthropic.request_body(Conversation([turn]), [], model="m", stream=False)["messages"]
+    assert message["content"] == [{"type": "tool_use", "id": "t1", "name": "bash", "input": {}}]
+
+
+def test_prepare_arguments_is_the_identity():
+    assert anthropic.prepare_arguments(builtin_tool("bash"), {"command": None}) == {"command": None}

@@ -1,0 +1,68 @@
+"""The Gemini request body for a whole conversation (pure functions)."""
+
+from __future__ import annotations
+
+from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, UserMessage
+from ikigai_provider_google import GoogleSerializer
+from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
+from tests.support.replies import REPLIES
+from tests.support.schemas import builtin_tools
+
+google = GoogleSerializer()
+
+
+def test_full_conversation_body():
+    body = google.request_body(full_conversation(), builtin_tools(), model="gemini-x", stream=True)
+    assert body["systemInstruction"] == {"parts": [{"text": "You are terse."}]}
+    [tools] = body["tools"]
+    assert [d["name"] for d in tools["functionDeclarations"]] == [
+        "bash", "file_edit", "file_read", "file_write", "glob", "grep"
+    ]
+    assert body["contents"] == [
+        {"role": "user", "parts": [{"text": "Summarize the README and list TODOs"}]},
+        {"role": "model", "parts": [
+            {"text": "Let me look."},
+            {"functionCall": {"id": "call_read", "name": "file_read",
+                              "args": {"file_path": "README.md"}}},
+            {"functionCall": {"id": "call_grep", "name": "grep",
+                              "args": {"pattern": "TODO", "path": "nowhere"}}},
+        ]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"id": "call_read", "name": "file_read", "response": OK_ENVELOPE}},
+            {"functionResponse": {"id": "call_grep", "name": "grep", "response": ERROR_ENVELOPE}},
+        ]},
+        {"role": "model", "parts": [{"text": "It is about ikigai; grep failed."}]},
+        {"role": "user", "parts": [{"text": "Thanks"}]},
+    ]
+    assert "model" not in body and "stream" not in body
+
+
+def test_no_system_no_tools():
+    body = google.request_body(Conversation([UserMessage("hi")]), [], model="m", stream=False)
+    assert set(body) == {"contents"}
+
+
+def test_the_model_turn_goes_back_unchanged_with_its_thought_signature():
+    reply = REPLIES["google"].body("Sure.", calls=[("", "bash", {"command": "ls"})])
+    reply["candidates"][0]["content"]["parts"].insert(0, {"text": "plan", "thought": True,
+                                                          "thoughtSignature": "abc"})
+    turn = google.parse_response(reply)
+    assert turn.text == "Sure."
+    [content] = google.request_body(Conversation([turn]), [], model="m", stream=False)["contents"]
+    assert content == reply["candidates"][0]["content"]
+    assert content["parts"][2]["thoughtSignature"] == REPLIES["google"].signature
+
+
+def test_hand_built_turns():
+    empty = AssistantMessage()
+    broken = AssistantMessage(tool_calls=(ToolCall("c1", "bash", None, "broken"),))
+    contents = google.request_body(Conversation([empty, broken]), [], model="m",
+                                   stream=False)["contents"]
+    assert contents == [
+        {"role": "model", "parts": [{"text": ""}]},
+        {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "bash", "args": {}}}]},
+    ]
+
+
+def test_prepare_arguments_is_the_identity():
+    assert google.prepare_arguments(builtin_tools()[0], {"command": "ls"}) == {"command": "ls"}
