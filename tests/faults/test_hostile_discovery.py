@@ -146,3 +146,26 @@ def test_each_invalid_schema_has_its_own_reason(isolated_home, tmp_path, name, t
         "badregex": "not valid JSON Schema", "nan": "NaN",
     }[name]
     assert expected in skipped.reason
+
+
+@pytest.mark.parametrize("parameters, words", [
+    ({"type": "object", "$ref": "#"}, "refers to itself"),
+    ({"type": "object", "$ref": "#/definitions/nowhere"}, "cannot be resolved"),
+    ({"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}},
+     "cannot be resolved"),
+    ({"type": "object", "properties": {"a": {"$ref": "#"}}, "$schema": "http://example.com/s"},
+     None),
+])
+def test_schema_whose_arguments_cannot_be_checked_is_a_clear_failure(tmp_path, parameters, words):
+    """Schemas the meta-schema accepts but that break when an argument is checked: the
+    call fails with INVALID_PARAMS naming the tool, never an exception (agent and CLI)."""
+    from ikigai_core.execution import validate_arguments
+    from tests.faults.support import as_tool
+
+    tool = as_tool(tmp_path / "odd-tool", parameters)
+    problem = validate_arguments(tool, {"a": {"a": {}}})
+    if words is None:
+        assert problem is None
+    else:
+        assert problem is not None and "'odd'" in problem and words in problem
+        assert "\n" not in problem
