@@ -53,20 +53,31 @@ def validate_arguments(tool: Tool, arguments: Any) -> str | None:
             f"Arguments for tool '{tool.name}' must be a JSON object, got {_json_type(arguments)}"
         )
     from jsonschema.exceptions import best_match  # lazy: `ikigai tool list` never needs it
+    from referencing.exceptions import Unresolvable
 
-    error = best_match(_validator(tool).iter_errors(arguments))
+    try:
+        error = best_match(_validator(tool).iter_errors(arguments))
+    except Unresolvable as exc:  # the meta-schema cannot see a $ref to nowhere
+        return _broken_schema(tool, f"a $ref cannot be resolved ({exc})")
+    except RecursionError:
+        return _broken_schema(tool, "it refers to itself without end")
     if error is None:
         return None
     return f"Invalid arguments for tool '{tool.name}': {_describe(error)}"
+
+
+def _broken_schema(tool: Tool, reason: str) -> str:
+    return (f"Tool '{tool.name}' has a schema its arguments cannot be checked against: "
+            f"{' '.join(reason.split())[:_MAX_RULE_CHARS]}; fix the tool's --schema")
 
 
 def _validator(tool: Tool) -> Validator:
     cached = _validators.get(id(tool))
     if cached is not None and cached[0]() is tool:
         return cached[1]
-    from jsonschema.validators import validator_for
+    from ikigai_core.tool_schema import validator_class
 
-    validator = validator_for(tool.parameters)(tool.parameters)
+    validator = validator_class(tool.parameters)(tool.parameters)
     key = id(tool)
     _validators[key] = (weakref.ref(tool, lambda _: _validators.pop(key, None)), validator)
     return validator
