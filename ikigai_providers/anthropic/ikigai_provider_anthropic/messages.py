@@ -22,7 +22,10 @@ NAME = "anthropic"
 
 def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
     """``messages``: text as blocks, ``tool_use`` blocks, then one user message holding
-    every ``tool_result`` first (a user text that follows joins it, after the results)."""
+    every ``tool_result`` first (a user text that follows joins it, after the results).
+
+    An assistant turn with neither text nor calls is left out (Anthropic rejects empty
+    content)."""
     messages: list[dict[str, Any]] = []
     for message in conversation.messages:
         if isinstance(message, UserMessage):
@@ -30,7 +33,7 @@ def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
         elif isinstance(message, ToolResultsMessage):
             _add(messages, "user", [_result_block(result.call, result.envelope, result.is_error)
                                     for result in message.results])
-        else:
+        elif message.text or message.tool_calls:
             _add(messages, "assistant", _assistant_blocks(message))
     return messages
 

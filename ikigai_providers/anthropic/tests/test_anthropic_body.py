@@ -72,6 +72,14 @@ def test_text_after_results_joins_their_user_message_after_them():
     assert [b["type"] for b in messages[2]["content"]] == ["tool_result", "text"]
 
 
+def test_empty_assistant_turns_are_left_out():
+    empty = anthropic.parse_response(REPLIES["anthropic"].body())
+    conversation = Conversation([UserMessage("a"), empty, AssistantMessage(), UserMessage("b")])
+    messages = anthropic.request_body(conversation, [], model="m", stream=False)["messages"]
+    assert messages == [{"role": "user", "content": [{"type": "text", "text": "a"},
+                                                     {"type": "text", "text": "b"}]}]
+
+
 def test_no_system_no_tools_no_stream():
     body = anthropic.request_body(Conversation([UserMessage("hi")]), [], model="m", stream=False)
     assert set(body) == {"model", "max_tokens", "messages"}

@@ -26,7 +26,10 @@ SYNTHETIC_ID = "gemini-call-"
 
 
 def to_contents(conversation: Conversation) -> list[dict[str, Any]]:
-    """``contents``: user text, the model's turns as sent, ``functionResponse`` parts."""
+    """``contents``: user text, the model's turns as sent, ``functionResponse`` parts.
+
+    A model turn with neither text nor calls is left out (Gemini rejects empty parts).
+    """
     contents: list[dict[str, Any]] = []
     for message in conversation.messages:
         if isinstance(message, UserMessage):
@@ -34,6 +37,8 @@ def to_contents(conversation: Conversation) -> list[dict[str, Any]]:
         elif isinstance(message, ToolResultsMessage):
             contents.append({"role": "user",
                              "parts": [_function_response(result) for result in message.results]})
+        elif not (message.text or message.tool_calls):
+            continue
         elif isinstance(message.raw, Mapping):
             contents.append(dict(message.raw))  # unchanged: thoughtSignature must go back
         else:
@@ -58,7 +63,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     parts += [{"functionCall": _with_real_id(call, {"name": call.name,
                                                     "args": dict(call.arguments or {})})}
               for call in message.tool_calls]
-    return parts or [{"text": ""}]
+    return parts
 
 
 def _turn(parts: list[dict[str, Any]], finish: str | None) -> AssistantMessage:

@@ -54,14 +54,21 @@ def test_the_model_turn_goes_back_unchanged_with_its_thought_signature():
 
 
 def test_hand_built_turns():
-    empty = AssistantMessage()
     broken = AssistantMessage(tool_calls=(ToolCall("c1", "bash", None, "broken"),))
-    contents = google.request_body(Conversation([empty, broken]), [], model="m",
-                                   stream=False)["contents"]
+    contents = google.request_body(Conversation([broken]), [], model="m", stream=False)["contents"]
     assert contents == [
-        {"role": "model", "parts": [{"text": ""}]},
         {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "bash", "args": {}}}]},
     ]
+
+
+def test_empty_model_turns_are_left_out():
+    thought_only = google.parse_response(
+        {"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "hmm", "thought": True}]}, "finishReason": "STOP"}]})
+    conversation = Conversation([UserMessage("a"), AssistantMessage(), thought_only,
+                                 UserMessage("b")])
+    contents = google.request_body(conversation, [], model="m", stream=False)["contents"]
+    assert [c["role"] for c in contents] == ["user", "user"]
 
 
 def test_prepare_arguments_is_the_identity():

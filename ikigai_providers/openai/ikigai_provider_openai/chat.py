@@ -19,7 +19,10 @@ NAME = "openai"
 
 
 def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
-    """``messages``: system, user, assistant (with ``tool_calls``), one ``tool`` per result."""
+    """``messages``: system, user, assistant (with ``tool_calls``), one ``tool`` per result.
+
+    An assistant turn with neither text nor calls is left out (OpenAI rejects it).
+    """
     messages: list[dict[str, Any]] = []
     if conversation.system:
         messages.append({"role": "system", "content": conversation.system})
@@ -32,6 +35,8 @@ def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
                  "content": json.dumps(result.envelope)}
                 for result in message.results
             )
+        elif not (message.text or message.tool_calls):
+            continue
         elif isinstance(message.raw, Mapping):
             messages.append(dict(message.raw))  # as the model sent it (argument text unchanged)
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage,
+    AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage, UserMessage,
 )
 from ikigai_provider_openai import OpenAISerializer
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
@@ -70,6 +70,13 @@ def test_calls_with_broken_arguments_built_by_hand_send_an_empty_object():
     [message] = openai.request_body(Conversation([turn]), [], model="m", stream=False)["messages"]
     assert message == {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}
+
+
+def test_empty_assistant_turns_are_left_out():
+    empty = openai.parse_response(REPLIES["openai"].body())
+    conversation = Conversation([UserMessage("a"), empty, AssistantMessage(), UserMessage("b")])
+    messages = openai.request_body(conversation, [], model="m", stream=False)["messages"]
+    assert messages == [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
 
 
 def test_refusal_is_the_text_when_there_is_no_content():
