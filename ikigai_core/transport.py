@@ -12,9 +12,10 @@ import math
 import os
 import random
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 from urllib.parse import quote, urlsplit
 
 from ikigai_core.conversation import AssistantMessage, TextDelta
@@ -207,19 +208,32 @@ class _Exchange:
     def _read(
         self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None
     ) -> AssistantMessage:
+        """Parse the body; ``on_text`` runs outside the error mapping (its errors are its own)."""
+        name = self.provider.name
+        if not stream:
+            with self._reading():
+                return self.provider.parse_response(load_object(name, response.read(), "response"))
+        items = self.provider.parse_stream(iter_sse(iter_lines(response.iter_bytes())))
+        while True:
+            with self._reading():
+                item = next(items, None)
+            if item is None:
+                raise ProviderError(
+                    f"Provider '{name}' ended the stream without a complete response"
+                )
+            if not isinstance(item, TextDelta):
+                return item
+            if on_text is not None:
+                on_text(item.text)
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Turn what can go wrong while reading a response into one-line errors."""
         import httpx
 
         name = self.provider.name
         try:
-            if not stream:
-                return self.provider.parse_response(load_object(name, response.read(), "response"))
-            message = None
-            for item in self.provider.parse_stream(iter_sse(iter_lines(response.iter_bytes()))):
-                if isinstance(item, TextDelta):
-                    if on_text is not None:
-                        on_text(item.text)
-                else:
-                    message = item
+            yield
         except httpx.TimeoutException as exc:
             raise ProviderError(
                 f"Provider '{name}' stalled mid-response: nothing for {self.limits.read:g} s "
@@ -234,9 +248,6 @@ class _Exchange:
                 f"Provider '{name}' sent a response ikigai cannot read "
                 f"({type(exc).__name__}: {exc})"
             ) from exc
-        if message is None:
-            raise ProviderError(f"Provider '{name}' ended the stream without a complete response")
-        return message
 
     def _unreachable(self, reason: str) -> ProviderError:
         return ProviderError(

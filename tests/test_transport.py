@@ -144,6 +144,17 @@ def test_streamed_turn_without_on_text(fake_server):
     assert turn(fake_server.url, stream=True).text == "a"
 
 
+def test_errors_of_on_text_are_not_blamed_on_the_provider(fake_server):
+    """A terminal that cannot encode the text raises UnicodeEncodeError (a ValueError)."""
+    fake_server.push(sse_reply(["data: \u2603\n\n", "data: END\n\n"]))
+
+    def ascii_terminal(text: str) -> None:
+        text.encode("ascii")
+
+    with pytest.raises(UnicodeEncodeError):
+        turn(fake_server.url, stream=True, on_text=ascii_terminal)
+
+
 # -- Retries ------------------------------------------------------------------
 
 
