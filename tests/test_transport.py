@@ -139,6 +139,13 @@ def test_streamed_turn_hands_text_to_on_text_as_it_arrives(fake_server):
     assert fake_server.requests[0].json["stream"] is True
 
 
+def test_text_is_handed_over_as_it_arrives_not_at_the_end(fake_server):
+    fake_server.push(sse_reply(["data: one\n\n", "data: two\n\n", "data: END\n\n"], delay=0.2))
+    arrivals: list[float] = []
+    turn(fake_server.url, stream=True, on_text=lambda _: arrivals.append(time.monotonic()))
+    assert arrivals[1] - arrivals[0] >= 0.15  # "two" was shown while the server still paused
+
+
 def test_streamed_turn_without_on_text(fake_server):
     fake_server.push(sse_reply(["data: a\n\n", "data: END\n\n"]))
     assert turn(fake_server.url, stream=True).text == "a"
