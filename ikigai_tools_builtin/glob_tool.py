@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from operator import methodcaller
 
 from ikigai_tools_builtin._posix import PatternError, glob_part, has_magic, unescape
 from ikigai_tools_builtin._protocol import run_tool
@@ -37,7 +38,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    Part = str | Callable[[str], object]  # ANY_DEPTH, a literal name, or a name matcher
+    Part = str | Name  # ANY_DEPTH, a literal name, or a wildcard name
 
 
 def _error(message: str, code: str) -> dict:
@@ -57,10 +58,32 @@ def handle(args: dict) -> dict:
     if base and os.path.isdir(base) and not os.access(base, os.R_OK | os.X_OK):
         return _error("Read error during glob", "READ_ERROR")
     try:
-        found = sorted(_expand("/" if pattern.startswith("/") else "", parts))
+        found = _sorted_unique(_expand("/" if pattern.startswith("/") else "", parts))
     except MemoryError:
         return _error("Out of memory during glob", "OUT_OF_MEMORY")
     return {"output": "\n".join(found), "count": len(found)}
+
+
+class Name:
+    """A component with wildcards: ``match(name)``, and ``suffix`` when it is ``*<plain text>``."""
+
+    __slots__ = ("match", "suffix")
+
+    def __init__(self, part: str) -> None:
+        self.match = re.compile(glob_part(part)).fullmatch
+        plain = part[1:]
+        simple = part.startswith("*") and plain and not has_magic(plain) and "\\" not in plain
+        self.suffix = plain if simple else None
+
+    def visible_match(self) -> Callable[[str], object]:
+        """A faster ``match`` that may accept hidden names: the caller skips those itself."""
+        return self.match if self.suffix is None else methodcaller("endswith", self.suffix)
+
+
+def _sorted_unique(paths: list[str]) -> list[str]:
+    """``paths`` sorted (code point order is UTF-8 byte order), duplicates removed."""
+    paths.sort()
+    return [path for index, path in enumerate(paths) if not index or path != paths[index - 1]]
 
 
 def _compile(pattern: str) -> list[Part]:
@@ -77,29 +100,53 @@ def _compile(pattern: str) -> list[Part]:
         if part == ANY_DEPTH:
             parts.append(ANY_DEPTH)
         elif has_magic(part):
-            parts.append(re.compile(glob_part(part)).fullmatch)
+            parts.append(Name(part))
         else:
             parts.append(unescape(part))
     if parts[-1:] == [ANY_DEPTH]:
-        parts.append(re.compile(glob_part("*")).fullmatch)
+        parts.append(Name("*"))
     return parts
 
 
-def _expand(start: str, parts: list[Part]) -> set[str]:
-    """All files matching ``parts`` below ``start``."""
-    found: set[str] = set()
+def _expand(start: str, parts: list[Part]) -> list[str]:
+    """All files matching ``parts`` below ``start``, possibly more than once."""
+    found: list[str] = []
     pending: list[tuple[str, int]] = [(start, 0)]
     while pending:
         directory, index = pending.pop()
         if parts[index] is not ANY_DEPTH:
             _step(directory, index, parts, None, found, pending)
-            continue
-        listing = entries(directory)
-        _step(directory, index + 1, parts, listing, found, pending)
-        for entry in listing:
-            if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                pending.append((join(directory, entry.name), index))
+        elif index + 2 == len(parts) and isinstance(parts[-1], Name):
+            _files_here_and_below(directory, index, parts[-1].visible_match(), found, pending)
+        else:
+            listing = entries(directory)
+            _step(directory, index + 1, parts, listing, found, pending)
+            for entry in listing:
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                    pending.append((join(directory, entry.name), index))
     return found
+
+
+def _files_here_and_below(
+    directory: str,
+    index: int,
+    match: Callable[[str], object],
+    found: list[str],
+    pending: list[tuple[str, int]],
+) -> None:
+    """``**/<name pattern>`` in one pass over ``directory`` (the common case, kept fast)."""
+    prefix = join(directory, "")
+    try:
+        with os.scandir(directory or ".") as scan:
+            for entry in scan:
+                name = entry.name
+                if match(name) and (entry.is_file(follow_symlinks=False) or is_file(entry)):
+                    if name[0] != ".":
+                        found.append(prefix + name)
+                elif entry.is_dir(follow_symlinks=False) and name[0] != ".":
+                    pending.append((prefix + name, index))
+    except OSError:
+        return
 
 
 def _step(
@@ -107,7 +154,7 @@ def _step(
     index: int,
     parts: list[Part],
     listing: list[os.DirEntry] | None,
-    found: set[str],
+    found: list[str],
     pending: list[tuple[str, int]],
 ) -> None:
     """Match component ``index`` in ``directory``: add files to ``found``, directories to ``pending``."""
@@ -119,14 +166,14 @@ def _step(
         if not last:
             pending.append((path, index + 1))
         elif os.path.isfile(path):
-            found.add(path)
+            found.append(path)
     else:
         for entry in entries(directory) if listing is None else listing:
-            if not part(entry.name):
+            if not part.match(entry.name):
                 continue
             if last:
                 if is_file(entry):
-                    found.add(join(directory, entry.name))
+                    found.append(join(directory, entry.name))
             elif is_dir(entry):
                 pending.append((join(directory, entry.name), index + 1))
 

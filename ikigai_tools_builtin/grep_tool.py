@@ -103,35 +103,38 @@ def _matches(path: str, search: Callable) -> Iterator[tuple[int, str]]:
         return
     try:
         before = 0  # lines in the blocks already searched
-        for block in _blocks(fd):
+        for block, more in _blocks(fd):
             text = block.decode("utf-8", "replace")
             for number, line in _search_block(text, search):
                 yield before + number, line
-            before += block.count(b"\n")
+            if more:
+                before += block.count(b"\n")
     except OSError:
         return
     finally:
         os.close(fd)
 
 
-def _blocks(fd: int) -> Iterator[bytes]:
-    """The file in blocks that end at a line end; none at all for a binary file."""
+def _blocks(fd: int) -> Iterator[tuple[bytes, bool]]:
+    """``(block, more to come)``: the file in blocks ending at a line end; none if it is binary."""
+    size = os.fstat(fd).st_size
     carry = b""
     first = True
     while True:
-        data = os.read(fd, BLOCK)
+        want = BLOCK if size >= BLOCK else size + 1  # one byte more than expected shows the end
+        data = os.read(fd, want)
         if first and b"\0" in data[:BINARY_PROBE]:
             return
         first = False
-        if len(data) < BLOCK:
-            if carry + data:
-                yield carry + data
+        if len(data) < want:
+            if carry or data:
+                yield carry + data, False
             return
         data = carry + data
         cut = data.rfind(b"\n") + 1
         carry = data[cut:]
         if cut:
-            yield data[:cut]
+            yield data[:cut], True
 
 
 def _search_block(text: str, search: Callable) -> Iterator[tuple[int, str]]:

@@ -160,10 +160,10 @@ def test_invalid_pattern(run_tool, tree, pattern):
 
 def test_out_of_memory_is_reported(monkeypatch, tree):
     # Fault injection: a real MemoryError cannot be provoked reliably in a subprocess.
-    def exhausted(directory):
+    def exhausted(start, parts):
         raise MemoryError
 
-    monkeypatch.setattr(glob_tool, "entries", exhausted)
+    monkeypatch.setattr(glob_tool, "_expand", exhausted)
     monkeypatch.chdir(tree)
     assert glob_tool.handle({"pattern": "**/*.c"}) == {
         "error": "Out of memory during glob",
