@@ -97,8 +97,10 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     text = sys.stdin.read() if args_json is None else args_json
     try:
         arguments: Any = json.loads(text)
-    except ValueError as exc:
-        error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
+    except (ValueError, RecursionError) as exc:
+        deep = isinstance(exc, RecursionError)
+        reason = "nested too deeply" if deep else f"not valid JSON ({exc})"
+        error = f"Invalid arguments for tool '{name}': {reason}"
         outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
     else:
         outcome = app.run_call(app.registry(), name, arguments)
