@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -50,7 +51,7 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
             return _coerce(key, json.loads(value), kind, origin)
         except ValueError:
             pass
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
         if kind is float or float(value).is_integer():
             return kind(value)
     expected = "a non-empty string" if kind is str else f"a positive {kind.__name__}"
@@ -64,7 +65,9 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         data = {}
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}; check IKIGAI_HOME") from exc
+    except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
