@@ -22,6 +22,7 @@ KILL_GRACE = 2.0
 
 _READ_SIZE = 64 * 1024
 _POLL_INTERVAL = 0.05  # only without pidfd (not Linux): how often to check for exit
+_MAX_WAIT = 3600.0  # longest single wait: poll() cannot take a huge (or infinite) timeout
 _live_groups: set[int] = set()  # process groups of the children running now (terminate_all)
 _live_lock = threading.Lock()
 
@@ -63,7 +64,8 @@ def run_process(
     and SIGKILL follows in the background for survivors. On timeout or stdout overflow
     the group gets SIGTERM, then SIGKILL after ``kill_grace`` seconds (0: SIGKILL at once,
     for a child with nothing worth saving). If the caller is interrupted
-    (KeyboardInterrupt, SystemExit, ...) the group is killed and the exception re-raised. Raises ``OSError`` only when the process cannot be started.
+    (KeyboardInterrupt, SystemExit, ...) the group is killed and the exception re-raised.
+    Raises ``OSError`` only when the process cannot be started.
     """
     start = time.monotonic()
     with selectors.DefaultSelector() as selector:
@@ -183,9 +185,7 @@ class _Run:
             if remaining <= 0:
                 self.timed_out = True
                 return
-            if self.pidfd is None:
-                remaining = min(remaining, _POLL_INTERVAL)
-            self._dispatch(remaining)
+            self._dispatch(min(remaining, _MAX_WAIT if self.pidfd is not None else _POLL_INTERVAL))
             if self.pidfd is None and self.proc.poll() is not None:
                 self.exited = True
 
