@@ -61,8 +61,13 @@ class TrustStore:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        ensure_private_dir(self.path.parent)
-        fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            ensure_private_dir(self.path.parent)
+            fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot write {self.path}: {exc.strerror}; check IKIGAI_HOME"
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
