@@ -91,17 +91,18 @@ class Text:
     ) -> None:
         self.head = head
         self.tail = tail
-        self.total_bytes = len(head.encode("utf-8", "replace")) if total_bytes is None else total_bytes
+        if total_bytes is None:
+            total_bytes = len(head.encode("utf-8", "replace"))
+        self.total_bytes = total_bytes
         self.resume = resume
 
     @classmethod
-    def from_capture(cls, capture: Capture, **kwargs: object) -> Text:
+    def from_capture(cls, capture: Capture) -> Text:
         """Decode a :class:`Capture` (invalid UTF-8 becomes U+FFFD)."""
         return cls(
             capture.head().decode("utf-8", "replace"),
             capture.tail().decode("utf-8", "replace"),
             capture.total,
-            **kwargs,  # type: ignore[arg-type]
         )
 
     def whole(self) -> str | None:

@@ -1,4 +1,4 @@
-"""File helpers shared by file_read, file_write and file_edit: error objects, locking, atomic writes."""
+"""Helpers shared by file_read, file_write and file_edit: error objects, locks, atomic writes."""
 
 from __future__ import annotations
 

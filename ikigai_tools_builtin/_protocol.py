@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import sys
 
+from ikigai_tools_builtin._budget import budget, dump, fit
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NoReturn
-
-from ikigai_tools_builtin._budget import budget, dump, fit
 
 _TYPES = {
     "string": (str,),

@@ -8,6 +8,10 @@ from ikigai_tools_builtin._budget import Capture, Text, budget
 from ikigai_tools_builtin._fs import open_regular, os_failure, read_all
 from ikigai_tools_builtin._protocol import InvalidInput, run_tool
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 SCHEMA = {
     "name": "file_read",
     "description": "Read contents of a file",
@@ -46,8 +50,17 @@ def handle(args: dict) -> dict:
         return os_failure(exc, path, "READ_FAILED")
     finally:
         os.close(fd)
-    text.resume = lambda head: f"; to read on, call file_read with offset={first + head.count(chr(10))}"
+    text.resume = _resume_from(first)
     return {"output": text}
+
+
+def _resume_from(first: int) -> Callable[[str], str]:
+    """The truncation hint for text starting at line ``first``: where to continue reading."""
+
+    def hint(head: str) -> str:
+        return f"; to read on, call file_read with offset={first + head.count(chr(10))}"
+
+    return hint
 
 
 def _read_whole(fd: int, limit: int | None) -> Text:

@@ -15,6 +15,12 @@ from ikigai_tools_builtin._posix import PatternError, glob_part, has_magic, unes
 from ikigai_tools_builtin._protocol import run_tool
 from ikigai_tools_builtin._walk import entries, is_dir, is_file, join
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Part = str | Name  # ANY_DEPTH, a literal name, or a wildcard name
+
 SCHEMA = {
     "name": "glob",
     "description": "Find files matching a glob pattern",
@@ -34,11 +40,6 @@ SCHEMA = {
     },
 }
 ANY_DEPTH = "**"
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    Part = str | Name  # ANY_DEPTH, a literal name, or a wildcard name
 
 
 def _error(message: str, code: str) -> dict:
@@ -157,7 +158,7 @@ def _step(
     found: list[str],
     pending: list[tuple[str, int]],
 ) -> None:
-    """Match component ``index`` in ``directory``: add files to ``found``, directories to ``pending``."""
+    """Match component ``index`` in ``directory``: files go to ``found``, dirs to ``pending``."""
     part, last = parts[index], index == len(parts) - 1
     if part is ANY_DEPTH:
         pending.append((directory, index))

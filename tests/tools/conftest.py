@@ -66,7 +66,7 @@ def run_installed(
 
 @pytest.fixture
 def run_tool():
-    """``run_tool("grep", {...}, cwd=..., env=...)`` runs the installed tool; see :func:`run_installed`."""
+    """``run_tool("grep", {...}, cwd=..., env=...)``: see :func:`run_installed`."""
     return run_installed
 
 

@@ -50,7 +50,8 @@ def test_empty_command_is_127(run_tool, command):
 
 @pytest.mark.parametrize("signal_number", [9, 15])
 def test_signal_killed_command_reports_128_plus_n(run_tool, signal_number):
-    assert bash(run_tool, f"echo before; kill -{signal_number} $$")["exit_code"] == 128 + signal_number
+    result = bash(run_tool, f"echo before; kill -{signal_number} $$")
+    assert result["exit_code"] == 128 + signal_number
 
 
 def test_runs_in_the_callers_directory(run_tool, tmp_path):
@@ -114,7 +115,8 @@ def test_commands_reading_pipes_see_default_sigpipe(run_tool):
 
 
 def test_handle_in_process():
-    assert respond(bash_tool.handle, {"command": "echo $((6 * 7))"}) == {"output": "42", "exit_code": 0}
+    result = respond(bash_tool.handle, {"command": "echo $((6 * 7))"})
+    assert result == {"output": "42", "exit_code": 0}
 
 
 def test_missing_shell_is_127(monkeypatch):

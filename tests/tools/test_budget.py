@@ -1,4 +1,4 @@
-"""The output budget: head + marker + tail, JSON within the limit, exact totals, no split characters."""
+"""The output budget: head + marker + tail, JSON within the limit, exact totals, whole chars."""
 
 from __future__ import annotations
 
@@ -56,7 +56,10 @@ def test_multibyte_characters_are_never_split():
 
 
 def test_resume_hint_is_built_from_the_kept_head():
-    text = Text("".join(f"line {n}\n" for n in range(1, 1001)), resume=lambda head: f"; next {head.count(chr(10)) + 1}")
+    text = Text(
+        "".join(f"line {n}\n" for n in range(1, 1001)),
+        resume=lambda head: f"; next {head.count(chr(10)) + 1}",
+    )
     out = fit({"output": text}, 600)
     head = out["output"].split("[... truncated")[0]
     assert f"; next {head.count(chr(10)) + 1}" in out["output"]
@@ -83,7 +86,9 @@ def test_capture_without_gap_is_whole():
     assert capture.tail() == b""
 
 
-@pytest.mark.parametrize("value, expected", [("4096", 4096), ("0", None), ("-5", None), ("abc", None), ("", None)])
+@pytest.mark.parametrize(
+    "value, expected", [("4096", 4096), ("0", None), ("-5", None), ("abc", None), ("", None)]
+)
 def test_budget_variable(monkeypatch, value, expected):
     monkeypatch.setenv("IKIGAI_MAX_OUTPUT_BYTES", value)
     assert budget() == expected
@@ -106,7 +111,9 @@ def test_any_text_fits_any_budget(text, limit):
 
 @settings(max_examples=100, deadline=None)
 @given(
-    text=st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=3000, max_size=20000),
+    text=st.text(
+        alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=3000, max_size=20000
+    ),
     limit=st.integers(min_value=1024, max_value=2900),
 )
 def test_ascii_keeps_at_least_half_the_budget(text, limit):

@@ -44,7 +44,8 @@ def test_empty_file(run_tool, tmp_path):
 
 
 def test_offset_and_limit_select_lines(run_tool, lines):
-    assert read(run_tool, lines, file_path="lines.txt", offset=2, limit=2) == {"output": "two\nthree\n"}
+    result = read(run_tool, lines, file_path="lines.txt", offset=2, limit=2)
+    assert result == {"output": "two\nthree\n"}
 
 
 def test_offset_without_limit_reads_to_the_end(run_tool, lines):
@@ -108,7 +109,10 @@ def test_permission_denied(run_tool, unprivileged, tmp_path):
     secret.write_text("x")
     secret.chmod(0o000)
     run = run_tool("file-read", {"file_path": str(secret)}, wrapper=unprivileged)
-    assert run.result == {"error": f"Permission denied: {secret}", "error_code": "PERMISSION_DENIED"}
+    assert run.result == {
+        "error": f"Permission denied: {secret}",
+        "error_code": "PERMISSION_DENIED",
+    }
 
 
 def test_directory_is_refused(run_tool, tmp_path):
@@ -219,7 +223,9 @@ def test_line_window_of_a_large_file_streams_in_bounded_memory(tmp_path):
         "print(len(p.stdout), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
     args = json.dumps({"file_path": str(big), "offset": 2, "limit": 1})
-    out = subprocess.run([sys.executable, "-c", probe, str(exe), args], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(exe), args], capture_output=True, text=True
+    )
     length, max_rss_kib = map(int, out.stdout.split())
     assert 0 < length <= 8192
     assert max_rss_kib < 100 * 1024

@@ -37,7 +37,8 @@ def test_message_names_the_basename_only(run_tool, tmp_path):
 
 
 def test_empty_content_creates_empty_file(run_tool, tmp_path):
-    assert write(run_tool, tmp_path, "empty", "") == {"output": "Wrote 0 bytes to empty", "bytes": 0}
+    result = write(run_tool, tmp_path, "empty", "")
+    assert result == {"output": "Wrote 0 bytes to empty", "bytes": 0}
     assert (tmp_path / "empty").read_bytes() == b""
 
 

@@ -174,7 +174,8 @@ def test_out_of_memory_is_reported(monkeypatch, tree):
 def test_budget_keeps_count_of_all_matches(run_tool, tmp_path):
     for n in range(3000):
         (tmp_path / f"file{n:05d}.txt").write_text("")
-    run = run_tool("glob", {"pattern": "*.txt"}, cwd=tmp_path, env={"IKIGAI_MAX_OUTPUT_BYTES": "2048"})
+    env = {"IKIGAI_MAX_OUTPUT_BYTES": "2048"}
+    run = run_tool("glob", {"pattern": "*.txt"}, cwd=tmp_path, env=env)
     assert len(run.stdout) <= 2048
     assert run.result["count"] == 3000
     assert run.result["output"].startswith("file00000.txt\n")

@@ -1,4 +1,4 @@
-"""grep-tool: recursive POSIX ERE search; hidden, symlinked, ignored, binary, special files skipped."""
+"""grep-tool: recursive POSIX ERE search; hidden, symlinked, ignored, binary, special files skip."""
 
 from __future__ import annotations
 
@@ -51,11 +51,13 @@ def test_seed_example(run_tool, src):
 
 def test_default_path_is_current_directory_without_dot_prefix(run_tool, src):
     assert lines(grep(run_tool, src, "TODO: in"))[0] == "src/util.h:1: // TODO: in a header"
-    assert lines(grep(run_tool, src, "TODO: in", path="."))[0] == "./src/util.h:1: // TODO: in a header"
+    dotted = lines(grep(run_tool, src, "TODO: in", path="."))
+    assert dotted == ["./src/util.h:1: // TODO: in a header"]
 
 
 def test_absolute_path(run_tool, src):
-    assert lines(grep(run_tool, "/", "header", path=str(src)))[0] == f"{src}/src/util.h:1: // TODO: in a header"
+    found = lines(grep(run_tool, "/", "header", path=str(src)))
+    assert found == [f"{src}/src/util.h:1: // TODO: in a header"]
 
 
 def test_no_matches_is_empty_not_an_error(run_tool, src):
@@ -130,7 +132,8 @@ def test_glob_filters_files(run_tool, src, glob, expected):
 
 def test_glob_with_slash_is_relative_to_path(run_tool, src):
     write(src, "src/sub/util.h", "TODO deep\n")
-    found = [line.split(":")[0] for line in lines(grep(run_tool, src, "TODO", glob="sub/*.h", path="src"))]
+    result = grep(run_tool, src, "TODO", glob="sub/*.h", path="src")
+    found = [line.split(":")[0] for line in lines(result)]
     assert found == ["src/sub/util.h"]
 
 
@@ -250,7 +253,8 @@ def test_invalid_regex_reported_by_python(run_tool, tmp_path):
 
 def test_budget_keeps_total_count(run_tool, tmp_path):
     write(tmp_path, "f", "".join(f"match {n}\n" for n in range(5000)))
-    run = run_tool("grep", {"pattern": "match"}, cwd=tmp_path, env={"IKIGAI_MAX_OUTPUT_BYTES": "4096"})
+    env = {"IKIGAI_MAX_OUTPUT_BYTES": "4096"}
+    run = run_tool("grep", {"pattern": "match"}, cwd=tmp_path, env=env)
     assert len(run.stdout) <= 4096
     assert run.result["count"] == 5000
     assert run.result["output"].startswith("f:1: match 0\n")

@@ -9,7 +9,10 @@ import pytest
 from ikigai_tools_builtin._protocol import InvalidInput, parse_args
 
 PATH = {"type": "string", "description": "Absolute or relative path to file"}
-SEARCH_PATH = {"type": "string", "description": "Directory to search in (default: current directory)"}
+SEARCH_PATH = {
+    "type": "string",
+    "description": "Directory to search in (default: current directory)",
+}
 
 # Seed 001's schemas, copied value for value.
 SEED_SCHEMAS = {
@@ -148,7 +151,8 @@ def test_unusable_stdin_exits_1_with_one_line(run_tool, tmp_path, tool, raw, mes
 
 
 @pytest.mark.parametrize(
-    "tool, field", [(tool, field) for tool in TOOLS for field in SEED_SCHEMAS[tool]["parameters"]["required"]]
+    "tool, field",
+    [(tool, field) for tool in TOOLS for field in SEED_SCHEMAS[tool]["parameters"]["required"]],
 )
 def test_missing_required_field_is_named(run_tool, tmp_path, tool, field):
     args = {k: v for k, v in VALID[tool].items() if k != field}
