@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -210,3 +212,15 @@ def test_output_is_one_object_without_trailing_data(run_tool):
 def test_lone_surrogate_in_input_never_breaks_utf8_output(run_tool, tmp_path):
     run = run_tool("file-read", raw=b'{"file_path": "bad\\udcffname"}', cwd=tmp_path)
     assert run.result == {"error": "File not found: bad\ufffdname", "error_code": "FILE_NOT_FOUND"}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_tool_imports_only_the_standard_library(tool):
+    module = f"ikigai_tools_builtin.{tool.replace('-', '_')}_tool"
+    probe = (
+        f"import sys; import {module}; "
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                check=True).stdout.split())
+    assert not loaded & {"pluggy", "click", "httpx", "jsonschema", "ikigai_core", "typing"}
