@@ -21,7 +21,7 @@ def tools_home(isolated_home):
 
 def test_warm_tool_list_imports_neither_httpx_nor_jsonschema(tools_home, tmp_path):
     # Every installed plugin loads (a provider importing httpx at import time fails
-    # here) except the example, whose case is the xfail below.
+    # here) except the example, whose case is the next test.
     env = {**os.environ, "IKIGAI_DISABLE_PLUGINS": "example-tools"}
     cold = heavy_imports(["tool", "list"], env=env, cwd=str(tmp_path))
     assert "jsonschema" in cold  # the cold run validated the schemas it asked for
@@ -30,8 +30,6 @@ def test_warm_tool_list_imports_neither_httpx_nor_jsonschema(tools_home, tmp_pat
                         "`python -X importtime -m ikigai_core.cli tool list`")
 
 
-@pytest.mark.xfail(strict=True, reason="discovery.discover() checks a plugin-given schema "
-                   "against the JSON Schema meta-schema on every run, uncached")
 def test_warm_tool_list_stays_light_with_a_plugin_giving_schemas(tools_home, tmp_path):
     if "example-tools" not in entry_points(group="ikigai").names:
         pytest.skip("ikigai-example-tools is not installed")
