@@ -155,15 +155,18 @@ def test_each_invalid_schema_has_its_own_reason(isolated_home, tmp_path, name, t
      "cannot be resolved"),
     ({"type": "object", "properties": {"a": {"$ref": "#"}}, "$schema": "http://example.com/s"},
      None),
+    ({"type": "object", "additionalProperties": {"type": "string", "pattern": "("}},
+     "invalid regular expression"),
 ])
 def test_schema_whose_arguments_cannot_be_checked_is_a_clear_failure(tmp_path, parameters, words):
-    """Schemas the meta-schema accepts but that break when an argument is checked: the
-    call fails with INVALID_PARAMS naming the tool, never an exception (agent and CLI)."""
+    """Schemas the meta-schema accepts (or a hand-edited schema cache lets through) but that
+    break when an argument is checked: the call fails with INVALID_PARAMS naming the tool,
+    never an exception (agent and CLI)."""
     from ikigai_core.execution import validate_arguments
     from tests.faults.support import as_tool
 
     tool = as_tool(tmp_path / "odd-tool", parameters)
-    problem = validate_arguments(tool, {"a": {"a": {}}})
+    problem = validate_arguments(tool, {"a": {"a": {}}, "b": "text"})
     if words is None:
         assert problem is None
     else:
