@@ -17,6 +17,16 @@ from ikigai_core.tool_schema import validate_schema
 CACHE_VERSION = 1
 
 
+def _usable(entry: Mapping[str, Any]) -> bool:
+    """A hand-edited entry must still be a reason, or a schema with what a tool needs."""
+    schema = entry.get("schema")
+    if schema is None:
+        return isinstance(entry.get("error"), str)
+    return (isinstance(schema, dict) and isinstance(schema.get("name"), str)
+            and isinstance(schema.get("description"), str)
+            and isinstance(schema.get("parameters"), dict))
+
+
 def file_key(path: Path) -> list[int] | None:
     """What identifies one version of a file (following symlinks), or None if it is gone."""
     try:
@@ -42,7 +52,7 @@ class SchemaCache:
         digest = "sha256:" + hashlib.sha256(
             json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
         entry = self._entries.get(digest)
-        if isinstance(entry, dict) and "problem" in entry:
+        if isinstance(entry, dict) and isinstance(entry.get("problem", 0), (str, type(None))):
             return entry["problem"]
         problem = validate_schema(schema)
         self._entries[digest] = {"problem": problem}
@@ -65,7 +75,7 @@ class SchemaCache:
         entry = self._entries.get(str(path))
         if not isinstance(entry, dict) or entry.get("key") != file_key(path):
             return None
-        return entry
+        return entry if _usable(entry) else None
 
     def put(self, path: Path, key: list[int] | None, **answer: Any) -> None:
         """Remember the answer for the file version ``key`` (taken before asking)."""
