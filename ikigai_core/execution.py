@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import weakref
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -61,6 +62,8 @@ def validate_arguments(tool: Tool, arguments: Any) -> str | None:
         return _broken_schema(tool, f"a $ref cannot be resolved ({exc})")
     except RecursionError:
         return _broken_schema(tool, "it refers to itself without end")
+    except re.error as exc:  # a hand-edited schema cache can skip the discovery check
+        return _broken_schema(tool, f"invalid regular expression ({exc})")
     if error is None:
         return None
     return f"Invalid arguments for tool '{tool.name}': {_describe(error)}"
