@@ -47,7 +47,13 @@ class Snapshot:
     def update(self, registry: Registry) -> Changes:
         """Store ``registry``'s fingerprint and say how it differs from the last one."""
         old, new = self.load(), fingerprint(registry)
-        write_private_json(self.path, new)
+        try:
+            write_private_json(self.path, new)
+        except OSError as exc:
+            from ikigai_core.output import warn
+
+            warn(f"cannot write {self.path}: {exc.strerror}; the next refresh compares with "
+                 "an older list")
         return Changes(
             added=sorted(new.keys() - old.keys()),
             removed=sorted(old.keys() - new.keys()),
