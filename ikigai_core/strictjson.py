@@ -10,6 +10,14 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"output contains {name}, which is not JSON")
 
 
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, with JSON nested too deeply for Python a ``ValueError`` like any other."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def loads_object(data: bytes) -> dict[str, Any]:
     """The one JSON object in ``data``; ``ValueError`` saying what is wrong otherwise.
 

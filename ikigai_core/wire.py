@@ -6,11 +6,11 @@ Provider plugins import this module at load time, so it stays free of network co
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
+from ikigai_core.strictjson import loads
 
 if TYPE_CHECKING:
     from ikigai_core.providers import ProviderSerializer
@@ -54,7 +54,7 @@ def error_body_message(body: bytes) -> str | None:
     not JSON is quoted as text.
     """
     try:
-        data: Any = json.loads(body)
+        data: Any = loads(body)
     except ValueError:
         text = body.decode("utf-8", "replace").strip()
         return one_line(text) if text else None
@@ -105,7 +105,7 @@ def load_object(provider_name: str, text: str | bytes, what: str = "stream event
     """The JSON object in ``text`` (a ``what`` from the provider), or a :class:`ProviderError`
     naming what was broken."""
     try:
-        value = json.loads(text)
+        value = loads(text)
     except ValueError as exc:
         reason = getattr(exc, "msg", exc)
         raise ProviderError(
@@ -138,7 +138,7 @@ def parse_tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
     if not arguments.strip():
         return ToolCall(call_id, name, {})
     try:
-        value = json.loads(arguments)
+        value = loads(arguments)
     except ValueError as exc:
         return ToolCall(call_id, name, None, f"arguments are not valid JSON ({exc})")
     if not isinstance(value, dict):

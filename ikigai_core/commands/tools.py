@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from typing import Any
@@ -13,6 +12,7 @@ from ikigai_core.app import App
 from ikigai_core.errors import IkigaiError
 from ikigai_core.output import dumps, echo_json, printable, warn
 from ikigai_core.registry import Registry
+from ikigai_core.strictjson import loads
 from ikigai_core.outcome import INVALID_PARAMS, ToolOutcome
 from ikigai_core.tools import Tool
 
@@ -96,11 +96,9 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     """
     text = sys.stdin.read() if args_json is None else args_json
     try:
-        arguments: Any = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        deep = isinstance(exc, RecursionError)
-        reason = "nested too deeply" if deep else f"not valid JSON ({exc})"
-        error = f"Invalid arguments for tool '{name}': {reason}"
+        arguments: Any = loads(text)
+    except ValueError as exc:
+        error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
         outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
     else:
         outcome = app.run_call(app.registry(), name, arguments)
