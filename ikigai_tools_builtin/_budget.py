@@ -150,7 +150,7 @@ def fit(result: dict, limit: int | None, field: str = "output") -> dict:
     """
     value = result.get(field)
     if not isinstance(value, Text):
-        if not isinstance(value, str):
+        if not isinstance(value, str) or limit is None:
             return result
         value = Text(value)
     whole = value.whole()

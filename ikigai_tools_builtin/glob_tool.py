@@ -59,7 +59,10 @@ def handle(args: dict) -> dict:
     if base and os.path.isdir(base) and not os.access(base, os.R_OK | os.X_OK):
         return _error("Read error during glob", "READ_ERROR")
     try:
-        found = _sorted_unique(_expand("/" if pattern.startswith("/") else "", parts))
+        found = _expand("/" if pattern.startswith("/") else "", parts)
+        found.sort()  # code point order is UTF-8 byte order
+        if parts.count(ANY_DEPTH) > 1:  # only then can two routes reach one file
+            found = _unique(found)
     except MemoryError:
         return _error("Out of memory during glob", "OUT_OF_MEMORY")
     return {"output": "\n".join(found), "count": len(found)}
@@ -81,9 +84,8 @@ class Name:
         return self.match if self.suffix is None else methodcaller("endswith", self.suffix)
 
 
-def _sorted_unique(paths: list[str]) -> list[str]:
-    """``paths`` sorted (code point order is UTF-8 byte order), duplicates removed."""
-    paths.sort()
+def _unique(paths: list[str]) -> list[str]:
+    """Sorted ``paths`` without repetitions."""
     return [path for index, path in enumerate(paths) if not index or path != paths[index - 1]]
 
 
