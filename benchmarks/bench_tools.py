@@ -1,9 +1,9 @@
 """The built-in tools against their baselines, measured side by side in one run.
 
 Run on demand: ``python benchmarks/bench_tools.py [ROUNDS]``. Prints the medians of interleaved
-runs (wall clock and CPU time) and the ratios for each pair (targets: bash-tool within 1.25x of a minimal stdlib script,
-grep-tool within 3x of ``grep -rnE`` over ~40 MB of sources, glob-tool within 2x of
-``find -name`` over 100,000 files). The trees are generated in a temporary directory.
+runs (wall clock and CPU time) and the ratios for each pair. Targets: bash-tool within 1.25x of
+a minimal stdlib script, grep-tool within 3x of ``grep -rnE`` over ~40 MB of sources, glob-tool
+within 2x of ``find -name`` over 100,000 files. The trees are generated in a temporary directory.
 """
 
 from __future__ import annotations
