@@ -262,23 +262,28 @@ def test_trust_is_per_resolved_directory(pm, isolated_home, make_tool, project, 
     assert "other" not in run(pm, isolated_home, project / ".." / "other")
 
 
+class FixedSource:
+    """A plugin that is its own tool source, returning a fixed scan (precedence 30)."""
+
+    name, precedence = "acme", 30
+
+    def __init__(self, *candidates: ToolCandidate, skipped: tuple[SkippedTool, ...] = ()) -> None:
+        self.result = ToolScan(candidates, skipped)
+
+    def scan(self):
+        return self.result
+
+    @hookimpl
+    def ikigai_tool_sources(self):
+        return [self]
+
+
 def test_plugin_source_with_known_schema_and_own_precedence(pm, isolated_home, tmp_path):
-    class Source:
-        name, precedence = "acme", 30
-
-        def scan(self):
-            return ToolScan(
-                [ToolCandidate("bash", ("/bin/true",), schema=schema_for("bash")),
-                 ToolCandidate("broken", ("/bin/true",), schema={"name": "broken"})],
-                [SkippedTool("gone", "acme", "went away")],
-            )
-
-    class Plugin:
-        @hookimpl
-        def ikigai_tool_sources(self):
-            return [Source()]
-
-    pm.register(Plugin(), name="acme")
+    pm.register(FixedSource(
+        ToolCandidate("bash", ("/bin/true",), schema=schema_for("bash")),
+        ToolCandidate("broken", ("/bin/true",), schema={"name": "broken"}),
+        skipped=(SkippedTool("gone", "acme", "went away"),),
+    ), name="acme")
     registry = run(pm, isolated_home, tmp_path)
     assert registry["bash"].source == "acme"
     assert registry["bash"].location == "/bin/true"
@@ -288,18 +293,8 @@ def test_plugin_source_with_known_schema_and_own_precedence(pm, isolated_home, t
 
 
 def test_tool_that_cannot_be_started_is_skipped(pm, isolated_home, tmp_path):
-    class Source:
-        name, precedence = "acme", 30
-
-        def scan(self):
-            return ToolScan([ToolCandidate("ghost", (str(tmp_path / "no-such-file"),))])
-
-    class Plugin:
-        @hookimpl
-        def ikigai_tool_sources(self):
-            return [Source()]
-
-    pm.register(Plugin(), name="acme")
+    pm.register(FixedSource(ToolCandidate("ghost", (str(tmp_path / "no-such-file"),))),
+                name="acme")
     registry = run(pm, isolated_home, tmp_path)
     assert "cannot run --schema" in {s.name: s.reason for s in registry.skipped}["ghost"]
 
