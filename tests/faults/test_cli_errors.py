@@ -122,3 +122,21 @@ def test_home_that_is_a_file_is_one_line(tmp_path):
     for args in (("trust", str(tmp_path)), ("tool", "list"), ("refresh",)):
         proc = ikigai(*args, cwd=tmp_path, env={"IKIGAI_HOME": str(home)})
         assert_one_line_error(proc, 1, str(home))
+
+
+def test_home_that_is_a_file_in_process(tmp_path, capsys):
+    """The same faults without a subprocess: clear errors, a warning for the snapshot."""
+    from ikigai_core.config import load_settings
+    from ikigai_core.errors import ConfigError
+    from ikigai_core.registry import Registry
+    from ikigai_core.snapshot import Snapshot
+    from ikigai_core.trust import TrustStore
+
+    home = tmp_path / "home-file"
+    home.write_text("not a directory")
+    with pytest.raises(ConfigError, match="cannot write .*trust.json"):
+        TrustStore(home).trust(tmp_path)
+    with pytest.raises(ConfigError, match="cannot read .*config.json"):
+        load_settings(home, {})
+    assert Snapshot(home).update(Registry()).added == []
+    assert "cannot write" in capsys.readouterr().err
