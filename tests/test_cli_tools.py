@@ -328,3 +328,14 @@ def test_run_exit_code_follows_the_outcome_under_a_replacement_envelope(
     assert (ok.exit_code, json.loads(ok.stdout)) == (0, {"ok": True})
     bad = invoke("tool", "run", "nope", "{}")
     assert (bad.exit_code, json.loads(bad.stdout)) == (1, {"ok": False})
+
+
+def test_show_and_run_say_why_a_found_tool_was_not_loaded(invoke, make_tool, tmp_path):
+    make_tool(tmp_path / ".ikigai" / "tools", "proj-tool")
+    shown = invoke("tool", "show", "proj")
+    assert shown.exit_code == 1
+    assert shown.stderr == (f"ikigai: tool 'proj' (project) was not loaded: project directory "
+                            f"not trusted; run `ikigai trust {tmp_path.resolve()}`\n")
+    ran = invoke("tool", "run", "proj", "{}")
+    assert ran.exit_code == 1 and json.loads(ran.stdout)["error_code"] == "TOOL_NOT_FOUND"
+    assert "was not loaded: project directory not trusted" in ran.stderr

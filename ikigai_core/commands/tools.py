@@ -31,6 +31,14 @@ def report_skipped(registry: Registry, *, verbose: bool) -> None:
         warn(f"{count} project {tools} not loaded: {reason}")
 
 
+def why_missing(registry: Registry, name: str) -> str | None:
+    """Why tool ``name`` was found but not loaded (broken, untrusted), if it was."""
+    for skipped in registry.skipped:
+        if skipped.name == name and skipped.kind != "ignored":
+            return f"tool '{name}' ({skipped.source}) was not loaded: {skipped.reason}"
+    return None
+
+
 def _tool_json(tool: Tool) -> dict[str, Any]:
     return {"name": tool.name, "path": tool.location, "source": tool.source,
             "description": tool.description}
@@ -71,7 +79,8 @@ def show_tool(app: App, name: str, as_json: bool) -> None:
     registry = app.registry()
     tool = registry.get(name)
     if tool is None:
-        raise IkigaiError(f"unknown tool '{name}'; see `ikigai tool list`")
+        raise IkigaiError(why_missing(registry, name) or
+                          f"unknown tool '{name}'; see `ikigai tool list`")
     if as_json:
         echo_json({**_tool_json(tool), "schema": tool.schema})
         return
@@ -101,7 +110,11 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
         error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
         outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
     else:
-        outcome = app.run_call(app.registry(), name, arguments)
+        registry = app.registry()
+        outcome = app.run_call(registry, name, arguments)
+        missing = None if name in registry else why_missing(registry, name)
+        if missing:
+            warn(missing)
     click.echo(dumps(app.wrap(outcome), indent=2))
     sys.exit(0 if outcome.success else 1)
 
