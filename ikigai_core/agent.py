@@ -98,23 +98,24 @@ class Agent:
 
     def _loop(self, conversation: Conversation) -> AssistantMessage:
         tools = _tools(self.registry)
-        for turn in range(1, self.max_turns + 1):
+        turns = 0
+        while True:
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
                 environ=self.app.environ, on_text=self.on_text if self.stream else None,
             )
+            turns += 1
             if not self.stream and reply.text:
                 self.on_text(reply.text)
             conversation.add(reply)
             if not reply.tool_calls:
                 return reply
-            if turn == self.max_turns:
-                break
+            if turns == self.max_turns:  # the calls of the last turn are not run: none would be seen
+                raise TurnLimitReached(
+                    f"stopped after {turns} turn{'s' if turns > 1 else ''}: the model still "
+                    "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"
+                )
             conversation.add(ToolResultsMessage(self.run_calls(reply.tool_calls)))
-        raise TurnLimitReached(
-            f"stopped after {self.max_turns} turns: the model still wants to call tools; "
-            "raise --max-turns (or IKIGAI_MAX_TURNS)"
-        )
 
     def run_calls(self, calls: Sequence[ToolCall]) -> tuple[ToolResult, ...]:
         """Run ``calls`` concurrently, one worker thread each; their results in call order.

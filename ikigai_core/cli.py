@@ -10,7 +10,7 @@ import click
 
 from ikigai_core import __version__
 from ikigai_core.app import App
-from ikigai_core.commands import plugins, tools, trust
+from ikigai_core.commands import agent, plugins, tools, trust
 from ikigai_core.errors import IkigaiError
 from ikigai_core.output import printable
 
@@ -44,7 +44,7 @@ def cli(ctx: click.Context) -> None:
     ctx.obj = App()
 
 
-for module in (tools, trust, plugins):
+for module in (tools, trust, plugins, agent):
     for command in module.COMMANDS:
         cli.add_command(command)
 

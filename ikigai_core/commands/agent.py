@@ -1,0 +1,276 @@
+"""``ikigai request``, ``ikigai ask`` and ``ikigai chat``: a model that calls the discovered tools."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+import click
+
+from ikigai_core.agent import Agent, build_request
+from ikigai_core.app import App
+from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, report_skipped
+from ikigai_core.conversation import Conversation, ToolCall, UserMessage
+from ikigai_core.errors import IkigaiError, UsageError
+from ikigai_core.output import echo_json, printable, warn
+from ikigai_core.providers import collect_providers, get_provider
+from ikigai_core.transport import api_key
+
+if TYPE_CHECKING:
+    from ikigai_core.discovery import Discovery
+    from ikigai_core.providers import ProviderSerializer
+    from ikigai_core.registry import Registry
+
+PROMPT = "> "
+ARGUMENTS_SHOWN = 100
+"""Characters of a tool call's arguments shown on its activity line."""
+SPIN_INTERVAL = 0.1
+SPINNER = "|/-\\"
+HELP = """\
+/tool         list the available tools
+/tool NAME    show one tool's schema and path
+/refresh      ask every tool for its schema again
+/help         this help
+/quit         leave (Ctrl-D too)
+Anything else is sent to the model."""
+
+
+def choose_provider(app: App, name: str | None) -> ProviderSerializer:
+    """``--provider`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key set."""
+    name = name or app.settings.provider
+    if name:
+        return get_provider(app.pm, name)
+    providers = collect_providers(app.pm)
+    for provider in providers.values():
+        if any(app.environ.get(var) for var in provider.api_key_env):
+            return provider
+    raise UsageError(
+        "No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
+        f"(installed: {', '.join(providers) or 'none; pip install ikigai-provider-NAME'})"
+    )
+
+
+def choose_model(app: App, provider: ProviderSerializer, name: str | None) -> str:
+    """``--model`` > ``IKIGAI_MODEL``/config > the provider's default model."""
+    return name or app.settings.model or provider.default_model
+
+
+def _options(*options: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def apply(command: Any) -> Any:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+_model_options = _options(
+    click.option("--provider", metavar="NAME", help="Provider plugin (default: IKIGAI_PROVIDER, "
+                 "config.json, else the first installed one whose API key is set)."),
+    click.option("--model", metavar="NAME", help="Model (default: IKIGAI_MODEL, config.json, "
+                 "else the provider's default)."),
+    click.option("--stream/--no-stream", default=True, show_default=True,
+                 help="Show the answer as it arrives, or only once each turn is complete."),
+)
+_agent_options = _options(
+    _model_options,
+    click.option("--max-turns", type=click.IntRange(min=1), metavar="N",
+                 help="Stop after N model turns (default: IKIGAI_MAX_TURNS, config.json, 25)."),
+)
+
+
+class _Terminal:
+    """The model's text on stdout as it arrives; tool activity on stderr, on lines of its own."""
+
+    def __init__(self) -> None:
+        self.last = ""
+
+    def text(self, piece: str) -> None:
+        """Print a piece of the model's text."""
+        click.echo(printable(piece), nl=False)
+        self.last = piece[-1:] or self.last
+
+    def end_line(self) -> None:
+        """End the model's line, if text is waiting on one."""
+        if self.last not in ("", "\n"):
+            click.echo()
+        self.last = ""
+
+    def tool_start(self, call: ToolCall) -> None:
+        """``ikigai: → bash {"command": ...}``."""
+        self.end_line()
+        shown = "(unreadable arguments)"
+        if call.arguments is not None:
+            shown = json.dumps(call.arguments, ensure_ascii=False)
+        if len(shown) > ARGUMENTS_SHOWN:
+            shown = shown[: ARGUMENTS_SHOWN - 1] + "…"
+        warn(f"→ {call.name} {shown}")
+
+    def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
+        """``ikigai: ← bash ok``, or the error code."""
+        status = "ok" if envelope.get("tool_success") else envelope.get("error_code", "failed")
+        warn(f"← {call.name} {status}")
+
+
+def _agent(app: App, terminal: _Terminal, provider: str | None, model: str | None,
+           stream: bool, max_turns: int | None) -> Agent:
+    """The agent the options ask for; a missing API key fails here, before any discovery."""
+    chosen = choose_provider(app, provider)
+    api_key(chosen, app.environ)
+    return Agent(
+        app, chosen, choose_model(app, chosen, model), stream=stream,
+        max_turns=max_turns or app.settings.max_turns, on_text=terminal.text,
+        on_tool_start=terminal.tool_start, on_tool_end=terminal.tool_end,
+    )
+
+
+def _discovered(app: App) -> Registry:
+    registry = app.registry()
+    report_skipped(registry, verbose=False)
+    return registry
+
+
+@click.command("request")
+@click.argument("prompt")
+@_model_options
+@pass_app
+def request(app: App, prompt: str, provider: str | None, model: str | None,
+            stream: bool) -> None:
+    """Print the request body ikigai would send for PROMPT, with every tool (no network, no key)."""
+    chosen = choose_provider(app, provider)
+    conversation = Conversation()
+    conversation.add(UserMessage(prompt))
+    body = build_request(chosen, conversation, _discovered(app),
+                         model=choose_model(app, chosen, model), stream=stream)
+    echo_json(body)
+
+
+@click.command("ask")
+@click.argument("prompt")
+@_agent_options
+@pass_app
+def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: bool,
+        max_turns: int | None) -> None:
+    """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."""
+    terminal = _Terminal()
+    agent = _agent(app, terminal, provider, model, stream, max_turns)
+    agent.registry = _discovered(app)
+    try:
+        agent.run(Conversation(), prompt)
+    finally:
+        terminal.end_line()
+
+
+@click.command("chat")
+@_agent_options
+@pass_app
+def chat(app: App, provider: str | None, model: str | None, stream: bool,
+         max_turns: int | None) -> None:
+    """Talk with the model; /help lists the commands. Reads one message per line from a pipe."""
+    terminal = _Terminal()
+    agent = _agent(app, terminal, provider, model, stream, max_turns)
+    discovery = app.discovery()
+    discovery.start()  # the prompt comes up now; a submit waits for the tools
+    interactive = sys.stdin.isatty()
+    if interactive:
+        warn(f"chatting with {agent.provider.name} {agent.model}; /help for commands")
+    session = _Chat(app, agent, discovery, terminal)
+    try:
+        for line in _lines(interactive):
+            if not session.handle(line.strip()):
+                break
+    except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
+        click.echo()
+
+
+def _lines(interactive: bool) -> Iterator[str]:
+    """Lines typed at a prompt, or one message per line from a pipe (no prompt noise)."""
+    if not interactive:
+        yield from sys.stdin
+        return
+    while True:
+        try:
+            yield input(PROMPT)
+        except EOFError:
+            click.echo()
+            return
+
+
+class _Chat:
+    """One chat: the conversation, the tools (discovered in the background), the commands."""
+
+    def __init__(self, app: App, agent: Agent, discovery: Discovery, terminal: _Terminal):
+        self.app = app
+        self.agent = agent
+        self.discovery = discovery
+        self.terminal = terminal
+        self.conversation = Conversation()
+        self.registry: Registry | None = None
+
+    def handle(self, line: str) -> bool:
+        """Run one command or send one message; ``False`` means leave.
+
+        Ctrl-C or an error cancels only this line: it is reported and the chat goes on.
+        """
+        try:
+            if line.startswith("/"):
+                return self.command(*line.split(None, 1))
+            if line:
+                self.agent.registry = self.tools()
+                self.agent.run(self.conversation, line)
+        except (KeyboardInterrupt, IkigaiError) as exc:
+            self.terminal.end_line()
+            warn("interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc))
+        self.terminal.end_line()
+        return True
+
+    def command(self, name: str, argument: str = "") -> bool:
+        """``/tool [NAME]``, ``/refresh``, ``/help``; ``False`` for ``/quit``."""
+        if name == "/quit":
+            return False
+        if name == "/help":
+            click.echo(HELP)
+        elif name == "/refresh":
+            self.registry = refresh_tools(self.app)
+        elif name == "/tool":
+            self.show_tools(argument.strip())
+        else:
+            warn(f"unknown command {name}; commands: /tool [NAME], /refresh, /help, /quit")
+        return True
+
+    def show_tools(self, name: str) -> None:
+        """List every tool, or show the one called ``name``."""
+        registry = self.tools()
+        if name:
+            tool = registry.get(name)
+            if tool is None:
+                raise IkigaiError(f"unknown tool '{name}'; /tool lists them")
+            echo_tool(tool)
+            return
+        click.echo("Available tools:" if registry else "No tools available.")
+        for tool in registry.values():
+            click.echo(printable(f"  {tool.name} ({tool.location})"))
+
+    def tools(self) -> Registry:
+        """The registry, waiting for discovery the first time (a spinner on a terminal)."""
+        if self.registry is None:
+            self.registry = wait_for_tools(self.discovery, spin=sys.stderr.isatty())
+            report_skipped(self.registry, verbose=False)
+        return self.registry
+
+
+def wait_for_tools(discovery: Discovery, *, spin: bool) -> Registry:
+    """Wait for ``discovery``; with ``spin``, show a spinner on stderr meanwhile."""
+    frames = itertools.cycle(SPINNER)
+    shown = False
+    while (registry := discovery.wait(SPIN_INTERVAL if spin else None)) is None:
+        shown = True
+        click.echo(f"\r{next(frames)} discovering tools...", nl=False, err=True)
+    if shown:
+        click.echo("\r\x1b[K", nl=False, err=True, color=True)  # erase the spinner line
+    return registry
+
+
+COMMANDS = (request, ask, chat)
