@@ -110,7 +110,7 @@ class Agent:
             conversation.add(reply)
             if not reply.tool_calls:
                 return reply
-            if turns == self.max_turns:  # the calls of the last turn are not run: none would be seen
+            if turns == self.max_turns:  # its calls are not run: no model would see the results
                 raise TurnLimitReached(
                     f"stopped after {turns} turn{'s' if turns > 1 else ''}: the model still "
                     "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"

@@ -25,6 +25,7 @@ from ikigai_core.conversation import (
 from ikigai_core.providers import ProviderRequest
 from ikigai_core.sse import ServerSentEvent
 from tests.support.fakeserver import json_reply, sse_reply
+from tests.support.procs import wait_gone
 
 
 class ScriptedProvider:
@@ -246,7 +247,7 @@ def test_ctrl_c_kills_running_tools_and_restores_the_conversation(
     interrupt.join()
     assert conversation.messages == []
     for pid in pids.read_text().split():
-        assert not _alive(int(pid)), f"process {pid} survived Ctrl-C"
+        assert wait_gone(int(pid)), f"process {pid} survived Ctrl-C"
 
 
 def _interrupt_when(pids: Path, count: int) -> None:
@@ -257,12 +258,3 @@ def _interrupt_when(pids: Path, count: int) -> None:
             break
         time.sleep(0.05)
     os.kill(os.getpid(), signal.SIGINT)
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False

@@ -24,7 +24,8 @@ from ikigai_core.app import App
 from ikigai_core.cli import cli
 from ikigai_core.commands.agent import wait_for_tools
 from ikigai_core.providers import collect_providers
-from tests.support.fakeserver import FakeServer, RecordedRequest
+from tests.support.fakeserver import RecordedRequest
+from tests.support.procs import wait_gone
 from tests.support.replies import REPLIES
 
 PROVIDERS = ("openai", "anthropic", "google")
@@ -72,7 +73,8 @@ def advertised(provider: str, body: Mapping[str, Any]) -> list[str]:
         return [tool["function"]["name"] for tool in body.get("tools", [])]
     if provider == "anthropic":
         return [tool["name"] for tool in body.get("tools", [])]
-    return [decl["name"] for group in body.get("tools", []) for decl in group["functionDeclarations"]]
+    return [declaration["name"] for group in body.get("tools", [])
+            for declaration in group["functionDeclarations"]]
 
 
 def sent_results(provider: str, body: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -413,14 +415,6 @@ def _running(argv: list[str]) -> Iterator[subprocess.Popen[str]]:
             proc.communicate()
 
 
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
 def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(keys, fake_server, make_tool,
                                                     isolated_home, tmp_path):
     pids = tmp_path / "pids"
@@ -432,7 +426,7 @@ def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(keys, fake_server, make_tool
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130
     assert err.splitlines()[-1] == "ikigai: interrupted"
-    assert _gone(pid)
+    assert wait_gone(pid)
 
 
 def test_ctrl_c_in_chat_cancels_the_turn_and_returns_to_the_prompt(
@@ -452,7 +446,7 @@ def test_ctrl_c_in_chat_cancels_the_turn_and_returns_to_the_prompt(
     assert proc.returncode == 0, err
     assert out == "Still here.\n"
     assert "ikigai: interrupted" in err.splitlines()
-    assert _gone(pid)
+    assert wait_gone(pid)
     assert prompts("google", fake_server.requests[1]) == ["are you there?"]
 
 

@@ -1,4 +1,4 @@
-"""``ikigai request``, ``ikigai ask`` and ``ikigai chat``: a model that calls the discovered tools."""
+"""``ikigai request``, ``ask`` and ``chat``: a model that calls the discovered tools."""
 
 from __future__ import annotations
 
