@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 from typing import Any, NoReturn
@@ -10,7 +11,6 @@ import click
 
 from ikigai_core import __version__
 from ikigai_core.app import App
-from ikigai_core.commands import agent, plugins, tools, trust
 from ikigai_core.errors import IkigaiError
 from ikigai_core.output import printable
 
@@ -26,8 +26,32 @@ class Failure(click.ClickException):
         click.echo(f"ikigai: {printable(self.message, keep_newlines=False)}", err=True)
 
 
+COMMANDS = {
+    "tool": "ikigai_core.commands.tools:tool_group",
+    "refresh": "ikigai_core.commands.tools:refresh",
+    "trust": "ikigai_core.commands.trust:trust",
+    "untrust": "ikigai_core.commands.trust:untrust",
+    "plugins": "ikigai_core.commands.plugins:plugins",
+    "request": "ikigai_core.commands.agent:request",
+    "ask": "ikigai_core.commands.agent:ask",
+    "chat": "ikigai_core.commands.agent:chat",
+}
+"""Every command, by where it lives: a command's module is imported only when it runs,
+so ``ikigai tool list`` never pays for the agent loop's imports (httpx)."""
+
+
 class IkigaiGroup(click.Group):
-    """A click group that turns expected ikigai errors into clean one-line failures."""
+    """The ``ikigai`` group: commands loaded on demand, expected errors as one-line failures."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr = COMMANDS[cmd_name].split(":")
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -42,11 +66,6 @@ class IkigaiGroup(click.Group):
 def cli(ctx: click.Context) -> None:
     """Give LLM agents tools: external executables, discovered and run safely."""
     ctx.obj = App()
-
-
-for module in (tools, trust, plugins, agent):
-    for command in module.COMMANDS:
-        cli.add_command(command)
 
 
 def _terminate(signum: int, frame: Any) -> NoReturn:

@@ -6,7 +6,6 @@ plain JSON file under ``$IKIGAI_HOME``; a corrupt one is silently rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Mapping
@@ -49,6 +48,8 @@ class SchemaCache:
 
         Saves importing jsonschema on every start-up of a warm cache.
         """
+        import hashlib  # lazy: only plugin-given schemas need it
+
         digest = "sha256:" + hashlib.sha256(
             json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
         entry = self._entries.get(digest)

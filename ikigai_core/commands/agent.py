@@ -272,5 +272,3 @@ def wait_for_tools(discovery: Discovery, *, spin: bool) -> Registry:
         click.echo("\r\x1b[K", nl=False, err=True, color=True)  # erase the spinner line
     return registry
 
-
-COMMANDS = (request, ask, chat)

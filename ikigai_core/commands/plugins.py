@@ -28,5 +28,3 @@ def plugins(app: App, as_json: bool) -> None:
         builtin = "  [builtin]" if info.builtin else ""
         click.echo(printable(f"{info.name}  {dist}{builtin}\n    hooks: {', '.join(info.hooks)}"))
 
-
-COMMANDS = (plugins,)

@@ -143,5 +143,3 @@ def refresh_tools(app: App) -> Registry:
     report_skipped(registry, verbose=False)
     return registry
 
-
-COMMANDS = (tool_group, refresh)

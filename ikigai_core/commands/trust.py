@@ -41,5 +41,3 @@ def untrust(app: App, directory: Path | None) -> None:
     resolved = TrustStore(app.home).untrust(directory or app.cwd)
     click.echo(printable(f"No longer trusted: {resolved}"))
 
-
-COMMANDS = (trust, untrust)

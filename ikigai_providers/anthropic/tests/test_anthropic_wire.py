@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ikigai_core.conversation import ToolCall
-from ikigai_provider_anthropic import AnthropicSerializer
+from ikigai_provider_anthropic.serializer import AnthropicSerializer
 from tests.support.fakeserver import RecordedRequest, sse_reply
 from tests.support.provider_contract import LS, ProviderContract
 from tests.support.replies import REPLIES

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from ikigai_provider_google import GoogleSerializer
+from ikigai_provider_google.serializer import GoogleSerializer
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, tool
 
 google = GoogleSerializer()

@@ -7,7 +7,7 @@ import json
 from ikigai_core.conversation import (
     AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage, UserMessage,
 )
-from ikigai_provider_openai import OpenAISerializer
+from ikigai_provider_openai.serializer import OpenAISerializer
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.replies import REPLIES
 from tests.support.schemas import builtin_tools

@@ -7,7 +7,7 @@ import copy
 import jsonschema
 import pytest
 
-from ikigai_provider_openai import OpenAISerializer
+from ikigai_provider_openai.serializer import OpenAISerializer
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, tool
 
 openai = OpenAISerializer()
