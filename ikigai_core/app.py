@@ -39,7 +39,7 @@ class App:
         """The plugin manager with defaults and installed plugins."""
         from ikigai_core.plugins import get_plugin_manager
 
-        return get_plugin_manager(environ=self.environ)
+        return get_plugin_manager(environ=self.environ, cache_dir=self.home / "cache")
 
     def discovery(self, *, refresh: bool = False) -> Discovery:
         """A background discovery of this invocation's tools (not yet started)."""

@@ -6,12 +6,13 @@ import difflib
 import importlib
 import os
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Mapping
 
 import pluggy
 
 from ikigai_core import __version__, hookspecs
+from ikigai_core.entrypoints import plugin_entry_points
 from ikigai_core.errors import UsageError
 from ikigai_core.output import warn
 
@@ -32,10 +33,14 @@ def disabled_plugin_names(environ: Mapping[str, str] = os.environ) -> list[str]:
 
 
 def get_plugin_manager(
-    *, load_entry_points: bool = True, environ: Mapping[str, str] = os.environ
+    *,
+    load_entry_points: bool = True,
+    environ: Mapping[str, str] = os.environ,
+    cache_dir: Path | None = None,
 ) -> pluggy.PluginManager:
     """A manager with every hookspec, the default plugins and, unless told not to,
-    the plugins installed under the ``ikigai`` entry-point group."""
+    the plugins installed under the ``ikigai`` entry-point group (their list remembered
+    in ``cache_dir`` when given)."""
     pm = pluggy.PluginManager("ikigai")
     pm.add_hookspecs(hookspecs)
     for name in disabled_plugin_names(environ):
@@ -49,29 +54,31 @@ def get_plugin_manager(
         if not pm.is_blocked(modname):
             pm.register(importlib.import_module(modname), name=modname)
     if load_entry_points:
-        load_entry_point_plugins(pm)
+        load_entry_point_plugins(pm, cache_dir=cache_dir)
     return pm
 
 
-def load_entry_point_plugins(pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP) -> None:
+def load_entry_point_plugins(
+    pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP, cache_dir: Path | None = None
+) -> None:
     """Register every plugin of the entry-point ``group``; a broken one is reported and skipped."""
-    for ep in entry_points(group=group):
+    for ep in plugin_entry_points(group, cache_dir):
         if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
             continue
-        dist = f" ({ep.dist.name} {ep.dist.version})" if ep.dist else ""
         try:
             plugin = ep.load()
             pm.register(plugin, name=ep.name)
         except Exception as exc:  # a third party's bug must not take ikigai down
             warn(
-                f"plugin '{ep.name}'{dist} failed to load: {type(exc).__name__}: "
+                f"plugin '{ep.name}'{ep.label} failed to load: {type(exc).__name__}: "
                 f"{_one_line(exc)}; skipped. Disable it with IKIGAI_DISABLE_PLUGINS={ep.name}"
             )
             continue
         unknown = _unknown_hooks(pm, ep.name)
         if unknown:
             pm.unregister(name=ep.name)
-            warn(f"plugin '{ep.name}'{dist} implements {unknown}; skipped")
+            warn(f"plugin '{ep.name}'{ep.label} implements {unknown}; skipped")
+
 
 
 def _one_line(exc: BaseException) -> str:
@@ -104,7 +111,7 @@ def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
     """Every registered plugin with its distribution, version and hooks, sorted by name."""
     # Plugins are registered one by one (so a broken one can be skipped), which leaves
     # pluggy's list_plugin_distinfo() empty: the entry point names the distribution.
-    dists = {ep.name: ep.dist for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    dists = {ep.name: ep for ep in plugin_entry_points(ENTRY_POINT_GROUP)}
     infos = []
     for name, plugin in pm.list_name_plugin():
         if plugin is None:
@@ -115,7 +122,7 @@ def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
         infos.append(
             PluginInfo(
                 name=name,
-                distribution=dist.name if dist else ("ikigai-core" if builtin else None),
+                distribution=dist.distribution if dist else ("ikigai-core" if builtin else None),
                 version=dist.version if dist else (__version__ if builtin else None),
                 hooks=hooks,
                 builtin=builtin,

@@ -44,14 +44,12 @@ class SchemaCache:
         self._dirty = False
 
     def checked(self, schema: Mapping[str, Any]) -> str | None:
-        """:func:`~ikigai_core.tool_schema.validate_schema` for a schema a plugin gave directly, remembered by its digest.
+        """:func:`~ikigai_core.tool_schema.validate_schema` for a schema a plugin gave directly,
+        remembered under the schema's own canonical text (exact, and no hashing to import).
 
         Saves importing jsonschema on every start-up of a warm cache.
         """
-        import hashlib  # lazy: only plugin-given schemas need it
-
-        digest = "sha256:" + hashlib.sha256(
-            json.dumps(schema, sort_keys=True, default=repr).encode()).hexdigest()
+        digest = "schema:" + json.dumps(schema, sort_keys=True, default=repr)
         entry = self._entries.get(digest)
         if isinstance(entry, dict) and isinstance(entry.get("problem", 0), (str, type(None))):
             return entry["problem"]
