@@ -9,8 +9,14 @@ from typing import Any
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) user-only (0700) if missing; return it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` and each missing parent user-only (0700); return it.
+
+    (``Path.mkdir(parents=True)`` would give the parents the default mode, and the first
+    file written under a fresh ``$IKIGAI_HOME`` would leave the home itself world-readable.)
+    """
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
     return path
 
 

@@ -359,3 +359,14 @@ def test_validate_schema_accepts_returns_and_rich_parameters():
     schema = {**schema_for("x", a={"type": "array", "items": {"type": "string"}}),
               "returns": {"type": "object"}}
     assert validate_schema(schema) is None
+
+
+def test_a_fresh_home_and_everything_in_it_is_user_only(pm, tmp_path, make_tool):
+    home = tmp_path / "fresh" / "home"
+    make_tool(tmp_path / "t", "x-tool")
+    discover(pm, home=home, cwd=tmp_path, settings=Settings())
+    TrustStore(home).trust(tmp_path)
+    for path in (tmp_path / "fresh", home, home / "cache"):
+        assert path.stat().st_mode & 0o777 == 0o700, path
+    for path in (home / "trust.json", home / "cache" / "schemas.json"):
+        assert path.stat().st_mode & 0o777 == 0o600, path
