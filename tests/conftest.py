@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import textwrap
 
@@ -26,3 +28,17 @@ def site(tmp_path, monkeypatch):
         sys.modules.pop(module, None)
 
     return install
+
+
+@pytest.fixture
+def unprivileged():
+    """The command prefix that runs a tool with permission bits enforced.
+
+    As root, ``setpriv`` drops the capabilities that bypass them; otherwise nothing is needed.
+    """
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root and setpriv is missing: permission bits cannot be enforced")
+    return (setpriv, "--bounding-set=-dac_override,-dac_read_search")

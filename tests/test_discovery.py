@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -166,13 +168,14 @@ def test_two_files_with_one_tool_name(pm, isolated_home, make_tool, tmp_path):
     assert any("same tool name" in s.reason for s in registry.skipped)
 
 
-def test_unreadable_directory_is_reported(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("root reads every directory")
+def test_unreadable_directory_is_reported(tmp_path, unprivileged):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0)
-    scan = DirectorySource(locked, name="user", precedence=10).scan()
-    assert "cannot read tool directory" in scan.skipped[0].reason
+    scan = ("import sys; from ikigai_core.discovery import DirectorySource; "
+            "print(DirectorySource(sys.argv[1], name='user', precedence=10).scan().skipped[0].reason)")
+    ran = subprocess.run([*unprivileged, sys.executable, "-c", scan, str(locked)],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.stdout.strip() == f"cannot read tool directory {locked}: Permission denied"
 
 
 def test_missing_directory_holds_no_tools(tmp_path):

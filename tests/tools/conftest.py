@@ -70,20 +70,6 @@ def run_tool():
     return run_installed
 
 
-@pytest.fixture
-def unprivileged():
-    """The command prefix that runs a tool with permission bits enforced.
-
-    As root, ``setpriv`` drops the capabilities that bypass them; otherwise nothing is needed.
-    """
-    if os.geteuid() != 0:
-        return ()
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root and setpriv is missing: permission bits cannot be enforced")
-    return (setpriv, "--bounding-set=-dac_override,-dac_read_search")
-
-
 def _mount(*args: str) -> None:
     """Run ``mount`` or skip the test when this machine does not let us."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
