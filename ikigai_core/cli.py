@@ -20,7 +20,7 @@ class Failure(click.ClickException):
 
     def __init__(self, error: IkigaiError) -> None:
         super().__init__(str(error))
-        self.exit_code = error.exit_code
+        self.exit_code = error.exit_code  # type: ignore[misc]  # click declares a class default
 
     def show(self, file: Any = None) -> None:
         click.echo(f"ikigai: {printable(self.message, keep_newlines=False)}", err=True)

@@ -1,4 +1,5 @@
-"""Find tools: scan directories, ask every candidate for its schema in parallel, build the registry."""
+"""Find tools: scan directories, ask every candidate for its schema in parallel, build
+the registry."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import os
 import stat
 import threading
 from contextlib import contextmanager
+from functools import partial
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, cast
 
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
@@ -151,11 +153,12 @@ def collect_sources(
     Each plugin is called on its own, so one that raises is reported and skipped
     without hiding the others' tools (a default plugin that raises is our bug: it propagates).
     """
-    found = []
+    found: list[tuple[str, ToolSource]] = []
     for impl in pm.hook.ikigai_tool_sources.get_hookimpls():
         kwargs = {"home": home, "cwd": cwd}
         with _guard(impl.plugin_name, "ikigai_tool_sources"):
-            sources = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            sources = cast("Sequence[ToolSource] | None",
+                           impl.function(**{arg: kwargs[arg] for arg in impl.argnames}))
             found.extend((impl.plugin_name, source) for source in sources or ())
     return found
 
@@ -194,9 +197,9 @@ def discover(
             scan = source.scan()
         skipped.extend(scan.skipped)
         for candidate in scan.candidates:
-            answer: Mapping[str, Any] | str | None = candidate.schema
-            if answer is not None:
-                answer = cache.checked(answer) or answer
+            answer: Mapping[str, Any] | str | None = None
+            if candidate.schema is not None:
+                answer = cache.checked(candidate.schema) or candidate.schema
             elif candidate.path is not None and not refresh:
                 cached = cache.get(candidate.path)
                 answer = cached and (cached.get("schema") or cached.get("error"))
@@ -211,7 +214,7 @@ def discover(
         workers = min(len(to_ask), MAX_PARALLEL_SCHEMA_CALLS)
         with ThreadPoolExecutor(workers, thread_name_prefix="ikigai-schema") as pool:
             answers = list(pool.map(lambda job: ask_schema(job[1], settings), to_ask))
-        for (source, candidate, key), answer in zip(to_ask, answers):
+        for (source, candidate, key), answer in zip(to_ask, answers, strict=True):
             _record(source, candidate, answer, found, skipped)
             if candidate.path is not None and "timed out" not in str(answer):
                 kind = "error" if isinstance(answer, str) else "schema"
@@ -258,8 +261,8 @@ class Discovery:
         self, pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings,
         refresh: bool = False,
     ) -> None:
-        self._args = dict(home=home, cwd=cwd, settings=settings, refresh=refresh)
-        self._pm = pm
+        self._discover = partial(discover, pm, home=home, cwd=cwd, settings=settings,
+                                 refresh=refresh)
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -278,7 +281,7 @@ class Discovery:
 
     def _run(self) -> None:
         try:
-            self._registry = discover(self._pm, **self._args)
+            self._registry = self._discover()
             self.state = DiscoveryState.COMPLETE
         except BaseException as exc:  # handed to the thread that waits
             self._error = exc

@@ -67,8 +67,8 @@ def _scan(group: str) -> list[PluginEntryPoint]:
     found = []
     for ep in entry_points(group=group):
         dist = ep.dist
-        found.append(PluginEntryPoint(ep.name, ep.value, dist and dist.name,
-                                      dist and dist.version))
+        found.append(PluginEntryPoint(ep.name, ep.value, dist.name if dist else None,
+                                      dist.version if dist else None))
     return found
 
 

@@ -8,7 +8,7 @@ through the ``ikigai`` entry-point group).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence, cast
 
 from ikigai_core.errors import PluginError, UsageError
 
@@ -86,7 +86,8 @@ def collect_providers(pm: pluggy.PluginManager) -> dict[str, ProviderSerializer]
     found: dict[str, ProviderSerializer] = {}
     owner: dict[str, str] = {}
     for impl in pm.hook.ikigai_provider_serializers.get_hookimpls():
-        for provider in impl.function() or ():
+        provided = cast("Sequence[ProviderSerializer] | None", impl.function()) or ()
+        for provider in provided:
             if provider.name in found:
                 raise PluginError(
                     f"Provider name '{provider.name}' is registered by both "

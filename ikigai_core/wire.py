@@ -6,14 +6,13 @@ Provider plugins import this module at load time, so it stays free of network co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
 
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
 from ikigai_core.strictjson import loads
 
 if TYPE_CHECKING:
-    from ikigai_core.providers import ProviderSerializer
     from ikigai_core.tools import Tool
 
 MESSAGE_LIMIT = 300
@@ -67,8 +66,15 @@ def error_body_message(body: bytes) -> str | None:
     return one_line(message) if isinstance(message, str) and message.strip() else None
 
 
+class KeyedProvider(Protocol):
+    """What an error line needs of a provider: its name and its key's variables."""
+
+    name: str
+    api_key_env: Sequence[str]
+
+
 def http_error_message(
-    provider: ProviderSerializer, status: int, body: bytes, *, model: str,
+    provider: KeyedProvider, status: int, body: bytes, *, model: str,
     key_rejected: bool = False,
 ) -> str:
     """The standard line for an HTTP error status (``error_message`` of the providers).
@@ -101,7 +107,9 @@ def http_error_message(
     return f"Provider '{name}' failed (HTTP {status}): {detail or 'no reason given'}"
 
 
-def load_object(provider_name: str, text: str | bytes, what: str = "stream event") -> dict[str, Any]:
+def load_object(
+    provider_name: str, text: str | bytes, what: str = "stream event"
+) -> dict[str, Any]:
     """The JSON object in ``text`` (a ``what`` from the provider), or a :class:`ProviderError`
     naming what was broken."""
     try:
@@ -142,7 +150,8 @@ def parse_tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
     except ValueError as exc:
         return ToolCall(call_id, name, None, f"arguments are not valid JSON ({exc})")
     if not isinstance(value, dict):
-        return ToolCall(call_id, name, None, f"arguments are not a JSON object: {one_line(arguments, 80)}")
+        problem = f"arguments are not a JSON object: {one_line(arguments, 80)}"
+        return ToolCall(call_id, name, None, problem)
     return ToolCall(call_id, name, value)
 
 

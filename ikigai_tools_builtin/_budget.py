@@ -72,7 +72,7 @@ class Capture:
 
     def tail(self) -> bytes:
         """The kept end of the stream, empty when nothing was dropped."""
-        return bytes(self._tail[-self.limit:]) if self.gap else b""
+        return bytes(self._tail[-(self.limit or 0):]) if self.gap else b""
 
 
 class Text:

@@ -34,7 +34,7 @@ def failure(code: str, path: str) -> dict:
 
 def os_failure(exc: OSError, path: str, fallback: str) -> dict:
     """The error object for ``exc``: its errno's code when it has one, else ``fallback``."""
-    return failure(_BY_ERRNO.get(exc.errno, fallback), path)
+    return failure(_BY_ERRNO.get(exc.errno or 0, fallback), path)
 
 
 def special_failure(mode: int, path: str, code: str | None = None) -> dict | None:
@@ -81,7 +81,7 @@ def open_regular(
 
 def read_all(fd: int) -> bytes:
     """Read ``fd`` to its end."""
-    chunks = []
+    chunks: list[bytes] = []
     size = os.fstat(fd).st_size + 1
     while True:
         chunk = os.read(fd, max(size, 1 << 16))

@@ -18,8 +18,9 @@ from ikigai_tools_builtin._walk import entries, is_dir, is_file, join
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeAlias
 
-    Part = str | Name  # ANY_DEPTH, a literal name, or a wildcard name
+    Part: TypeAlias = "str | Name"  # ANY_DEPTH, a literal name, or a wildcard name
 
 SCHEMA = {
     "name": "glob",

@@ -88,17 +88,17 @@ def test_misbehaving_tool_gets_its_envelope_and_leaves_nothing(tmp_path, private
     assert temp_entries() == temps
 
 
-FLOOD = f"""\
+FLOOD = """\
 import json, sys
 from ikigai_core.config import Settings
 from ikigai_core.execution import execute
 from tests.faults.support import as_tool
 from pathlib import Path
-outcome = execute(as_tool(Path(sys.argv[1])), {{}}, settings=Settings(tool_timeout=60))
+outcome = execute(as_tool(Path(sys.argv[1])), {}, settings=Settings(tool_timeout=60))
 # VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec from the (big) pytest parent
 peak_kib = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1])
-print(json.dumps({{"code": outcome.error_code, "peak_kib": peak_kib,
-                  "stderr": len(outcome.stderr or ""), "stdout": len(outcome.stdout or "")}}))
+print(json.dumps({"code": outcome.error_code, "peak_kib": peak_kib,
+                  "stderr": len(outcome.stderr or ""), "stdout": len(outcome.stdout or "")}))
 """
 
 

@@ -159,7 +159,7 @@ def test_concurrent_edits_are_all_applied_never_torn(tmp_path):
         subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp_path)
         for _ in markers
     ]
-    for proc, marker in zip(procs, markers):
+    for proc, marker in zip(procs, markers, strict=True):
         args = {"file_path": "shared.txt", "old_string": marker, "new_string": marker.upper()}
         proc.stdin.write(json.dumps(args).encode())
         proc.stdin.close()

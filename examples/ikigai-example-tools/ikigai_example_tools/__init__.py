@@ -25,7 +25,8 @@ class ExampleSource:
     def scan(self) -> ToolScan:
         """One candidate per module; nothing is run."""
         command = (sys.executable, "-m", word_count.__name__)
-        return ToolScan([ToolCandidate(word_count.SCHEMA["name"], command, schema=word_count.SCHEMA)])
+        schema = word_count.SCHEMA
+        return ToolScan([ToolCandidate(schema["name"], command, schema=schema)])
 
 
 @hookimpl

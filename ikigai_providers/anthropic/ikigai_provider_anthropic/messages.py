@@ -61,7 +61,9 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _turn(blocks: list[dict[str, Any]], calls: list[ToolCall], stop: str | None) -> AssistantMessage:
+def _turn(
+    blocks: list[dict[str, Any]], calls: list[ToolCall], stop: str | None
+) -> AssistantMessage:
     text = "".join(block["text"] for block in blocks if block.get("type") == "text")
     return AssistantMessage(text=text, tool_calls=tuple(calls), raw=blocks, stop_reason=stop)
 

@@ -4,7 +4,8 @@ Gemini's ``Schema`` object (``generativelanguage`` v1beta) is a select subset of
 OpenAPI 3.0: ``type`` (one), ``nullable``, ``enum`` of strings, a few ``format`` values,
 ``properties``, ``required``, ``items``, ``anyOf``, bounds, ``title``, ``description``,
 ``default``, ``example``, ``propertyOrdering``. Everything else is rewritten into that
-subset (``$ref`` inlined, ``allOf`` merged, type lists to ``nullable``, ``const`` to ``enum``) or dropped
+subset (``$ref`` inlined, ``allOf`` merged, type lists to ``nullable``, ``const`` to
+``enum``) or dropped
 (``additionalProperties``, ``$schema``, ``patternProperties``, ...).
 """
 
@@ -128,4 +129,6 @@ def _json_type(value: Any) -> str | None:
 
 
 def _literal(value: Any) -> str:
-    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    if value is None:
+        return "null"
+    return str(value).lower() if isinstance(value, bool) else str(value)

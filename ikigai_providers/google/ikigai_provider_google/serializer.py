@@ -53,7 +53,8 @@ class GoogleSerializer(SerializerDefaults):
         """The request to the model's ``generateContent`` method."""
         method = "streamGenerateContent?alt=sse" if stream else "generateContent"
         name = quote(model.removeprefix("models/"), safe="")
-        url = f"{base_url(environ, self.base_url_env, DEFAULT_BASE_URL)}/v1beta/models/{name}:{method}"
+        base = base_url(environ, self.base_url_env, DEFAULT_BASE_URL)
+        url = f"{base}/v1beta/models/{name}:{method}"
         headers = {"x-goog-api-key": api_key, "Content-Type": "application/json"}
         return ProviderRequest(url, headers, body)
 

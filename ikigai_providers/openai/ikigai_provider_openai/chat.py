@@ -42,7 +42,8 @@ def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
         else:
             messages.append(assistant_message(
                 message.text or None,
-                [(call.id, call.name, json.dumps(call.arguments or {})) for call in message.tool_calls],
+                [(call.id, call.name, json.dumps(call.arguments or {}))
+                 for call in message.tool_calls],
             ))
     return messages
 
@@ -58,7 +59,9 @@ def assistant_message(content: str | None, calls: list[tuple[str, str, str]]) ->
     return message
 
 
-def _turn(content: str | None, calls: list[tuple[str, str, str]], stop: str | None) -> AssistantMessage:
+def _turn(
+    content: str | None, calls: list[tuple[str, str, str]], stop: str | None
+) -> AssistantMessage:
     return AssistantMessage(
         text=content or "",
         tool_calls=tuple(parse_tool_call(*call) for call in calls),

@@ -1,4 +1,5 @@
-"""The OpenAI Chat Completions (and compatible servers) serializer: schema transformation and wire format."""
+"""The OpenAI Chat Completions (and compatible servers) serializer: schema transformation
+and wire format."""
 
 from __future__ import annotations
 

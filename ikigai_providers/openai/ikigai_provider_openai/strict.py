@@ -50,7 +50,8 @@ def _strict(node: Any) -> dict[str, Any]:
         or isinstance(node.get("items"), list)  # tuple validation
     ):
         raise _NotStrict
-    out = map_subschemas({k: v for k, v in node.items() if k not in DROPPED_KEYWORDS}, _strict_child)
+    kept = {k: v for k, v in node.items() if k not in DROPPED_KEYWORDS}
+    out = map_subschemas(kept, _strict_child)
     if not _is_object(out):
         return out
     properties = out.get("properties")
