@@ -69,8 +69,13 @@ def error_body_message(body: bytes) -> str | None:
 class KeyedProvider(Protocol):
     """What an error line needs of a provider: its name and its key's variables."""
 
-    name: str
-    api_key_env: Sequence[str]
+    @property
+    def name(self) -> str:
+        """The provider's name."""
+
+    @property
+    def api_key_env(self) -> Sequence[str]:
+        """The variables that may hold its key, most preferred first."""
 
 
 def http_error_message(

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "name": "word_count",
     "description": "Count the words, lines and characters of a text.",
     "parameters": {

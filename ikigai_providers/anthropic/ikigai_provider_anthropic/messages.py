@@ -46,7 +46,9 @@ def _add(messages: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]
 
 
 def _result_block(call: ToolCall, envelope: Mapping[str, Any], is_error: bool) -> dict[str, Any]:
-    block = {"type": "tool_result", "tool_use_id": call.id, "content": json.dumps(envelope)}
+    block: dict[str, Any] = {
+        "type": "tool_result", "tool_use_id": call.id, "content": json.dumps(envelope)
+    }
     if is_error:
         block["is_error"] = True
     return block
