@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, NoReturn
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate: in a Python string, a lone ``\\uD800`` escape or an undecodable byte."""
 
 
 def _reject_constant(name: str) -> NoReturn:
@@ -13,9 +18,11 @@ def _reject_constant(name: str) -> NoReturn:
 def loads(text: str | bytes) -> Any:
     """``json.loads``, with JSON nested too deeply for Python a ``ValueError`` like any other."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+    _reject_lone_surrogates(text, value, "JSON")
+    return value
 
 
 def loads_object(data: bytes) -> dict[str, Any]:
@@ -40,7 +47,32 @@ def loads_object(data: bytes) -> dict[str, Any]:
         raise ValueError("output is nested too deeply") from None
     if not isinstance(value, dict):
         raise ValueError(f"output is a JSON {_json_type(value)}, not an object")
+    _reject_lone_surrogates(text, value, "output")
     return value
+
+
+def _reject_lone_surrogates(text: str | bytes, value: Any, what: str) -> None:
+    """Refuse strings holding an unpaired ``\\uD800``-``\\uDFFF`` escape.
+
+    JSON lets them through, but they are not Unicode: they could not be printed or
+    re-encoded, and would crash whoever prints the value (the terminal, the provider).
+    Only text that has such an escape at all is walked.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not _SURROGATE_ESCAPE.search(text):
+        return
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and SURROGATE.search(item):
+            raise ValueError(f"{what} has a string with an unpaired UTF-16 surrogate "
+                             "escape (\\ud800-\\udfff), which is not Unicode")
 
 
 def _json_type(value: Any) -> str:

@@ -339,3 +339,35 @@ def test_show_and_run_say_why_a_found_tool_was_not_loaded(invoke, make_tool, tmp
     ran = invoke("tool", "run", "proj", "{}")
     assert ran.exit_code == 1 and json.loads(ran.stdout)["error_code"] == "TOOL_NOT_FOUND"
     assert "was not loaded: project directory not trusted" in ran.stderr
+
+
+def test_lone_surrogates_from_a_tool_are_invalid_output_not_a_crash(invoke, make_shell_tool,
+                                                                    tools_dir):
+    make_shell_tool(tools_dir, "sur-tool", """\
+        if [ "$1" = "--schema" ]; then
+          echo '{"name": "sur", "description": "d", "parameters": {"type": "object"}}'; exit 0
+        fi
+        echo '{"a": "\\ud800"}'
+    """)
+    make_shell_tool(tools_dir, "bad-schema-tool", """\
+        echo '{"name": "b", "description": "\\udfff", "parameters": {"type": "object"}}'
+    """)
+    ran = invoke("tool", "run", "sur", "{}")
+    assert ran.exit_code == 1
+    assert "unpaired UTF-16 surrogate" in json.loads(ran.stdout)["error"]
+    listed = invoke("tool", "list")
+    assert listed.exit_code == 0 and "unpaired UTF-16 surrogate" in listed.stderr
+    args = invoke("tool", "run", "sur", '{"x": "\\ud800"}')
+    assert json.loads(args.stdout)["error_code"] == "INVALID_PARAMS"
+
+
+def test_undecodable_file_names_in_a_tools_directory_still_list(make_tool, tools_dir, tmp_path):
+    make_tool(tools_dir, "echo-tool")
+    bad = os.fsencode(tools_dir) + b"/caf\xe9-tool"
+    with open(bad, "w") as f:
+        f.write("#!/bin/sh\n")
+    os.chmod(bad, 0o755)
+    for args in (("tool", "list"), ("tool", "list", "--json"), ("tool", "list", "--verbose")):
+        ran = ikigai(*args, cwd=tmp_path)
+        assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+        assert "echo" in ran.stdout

@@ -8,9 +8,9 @@ import pytest
 
 from ikigai_core import SkippedTool, Tool, ToolOutcome
 from ikigai_core.envelope import ikigai_wrap_result
-from ikigai_core.output import printable
+from ikigai_core.output import dumps, printable
 from ikigai_core.registry import Registry, merge
-from ikigai_core.strictjson import loads_object
+from ikigai_core.strictjson import loads, loads_object
 
 
 def tool(name: str, source: str = "user") -> Tool:
@@ -80,3 +80,22 @@ def test_printable_escapes_control_characters():
     assert printable("a\x1b[31mb\x07\tc\nd") == "a\\x1b[31mb\\x07\tc\nd"
     assert printable("a\nb", keep_newlines=False) == "a\\nb"
     assert printable("\x9b") == "\\x9b"
+
+
+@pytest.mark.parametrize("data", [b'{"a": "\\ud800"}', b'{"\\uDC00": 1}', b'{"a": [{"b": "x\\udfffy"}]}'])
+def test_lone_surrogate_escapes_are_not_unicode(data):
+    with pytest.raises(ValueError, match="unpaired UTF-16 surrogate"):
+        loads_object(data)
+    with pytest.raises(ValueError, match="unpaired UTF-16 surrogate"):
+        loads(data)
+
+
+def test_paired_surrogate_escapes_are_one_character():
+    assert loads_object(b'{"a": "\\ud83d\\ude00", "b": "\\\\ud800"}') == {"a": "😀", "b": "\\ud800"}
+
+
+def test_undecodable_text_still_prints():
+    name = b"bad-\xff-tool".decode("utf-8", "surrogateescape")
+    assert printable(name) == "bad-\\udcff-tool"
+    assert dumps({"path": name, "x": "é"}) == r'{"path": "bad-\udcff-tool", "x": "\u00e9"}'
+    assert dumps({"x": "é"}) == '{"x": "é"}'
