@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ikigai_core.config import Settings, ikigai_home, load_settings
+from ikigai_core.errors import IkigaiError
 
 if TYPE_CHECKING:
     import pluggy
@@ -22,7 +23,18 @@ class App:
 
     def __init__(self, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
         self.environ = dict(os.environ if environ is None else environ)
-        self.cwd = Path.cwd() if cwd is None else cwd
+        if cwd is not None:
+            self.cwd = cwd
+
+    @cached_property
+    def cwd(self) -> Path:
+        """The directory ikigai runs in (its ``.ikigai/tools`` is the project layer)."""
+        try:
+            return Path.cwd()
+        except FileNotFoundError:
+            raise IkigaiError(
+                "the current directory no longer exists; cd to an existing directory"
+            ) from None
 
     @cached_property
     def home(self) -> Path:

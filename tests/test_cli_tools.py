@@ -371,3 +371,13 @@ def test_undecodable_file_names_in_a_tools_directory_still_list(make_tool, tools
         ran = ikigai(*args, cwd=tmp_path)
         assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
         assert "echo" in ran.stdout
+
+
+def test_deleted_current_directory_is_one_line(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" -m ikigai_core.cli tool list'
+    ran = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 1
+    assert ran.stderr == ("ikigai: the current directory no longer exists; "
+                          "cd to an existing directory\n")
