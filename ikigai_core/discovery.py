@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from ikigai_core.config import Settings
 
 MAX_PARALLEL_SCHEMA_CALLS = 64
+CANCEL_POLL = 0.05
+"""Seconds between two sweeps of ``terminate_all`` while a cancelled discovery winds down."""
 
 
 class DirectorySource:
@@ -102,10 +104,16 @@ class DirectorySource:
         return None, ""
 
 
+class Transient(str):
+    """A reason a schema could not be had that may not hold next time (a timeout, a signal,
+    a tool that could not start): never cached, so the next run asks again."""
+
+
 def ask_schema(candidate: ToolCandidate, settings: Settings) -> Mapping[str, Any] | str:
     """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped).
 
-    :returns: the validated schema, or the reason it is unusable.
+    :returns: the validated schema, or the reason it is unusable (a :class:`Transient`
+        one when the same file may well answer next time).
     """
     from ikigai_core.process import run_process
 
@@ -119,13 +127,14 @@ def ask_schema(candidate: ToolCandidate, settings: Settings) -> Mapping[str, Any
             kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
         )
     except OSError as exc:
-        return f"cannot run --schema: {exc.strerror or exc}"
+        return Transient(f"cannot run --schema: {exc.strerror or exc}")
     if ran.timed_out:
-        return f"--schema timed out after {settings.schema_timeout:g} s"
+        return Transient(f"--schema timed out after {settings.schema_timeout:g} s")
     if ran.overflowed:
         return f"--schema printed more than {settings.schema_max_bytes} bytes"
     if ran.exit_code != 0:
-        return f"--schema crashed with exit code {ran.exit_code}"
+        reason = f"--schema crashed with exit code {ran.exit_code}"
+        return Transient(reason) if ran.exit_code > 128 else reason  # killed by a signal
     try:
         schema = loads_object(ran.stdout)
     except ValueError as exc:
@@ -180,12 +189,14 @@ def _guard(plugin: str, what: str) -> Iterator[None]:
 
 
 def discover(
-    pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings, refresh: bool = False
+    pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings, refresh: bool = False,
+    cancelled: threading.Event | None = None,
 ) -> Registry:
     """Scan every source and build the registry.
 
     Schemas come from the cache when the tool file is unchanged, unless ``refresh``;
     all the others are asked for in parallel, each under the schema time and size budget.
+    Once ``cancelled`` is set, no further ``--schema`` call starts.
     """
     cache = SchemaCache(home)
     found: list[tuple[int, Tool]] = []
@@ -213,10 +224,10 @@ def discover(
 
         workers = min(len(to_ask), MAX_PARALLEL_SCHEMA_CALLS)
         with ThreadPoolExecutor(workers, thread_name_prefix="ikigai-schema") as pool:
-            answers = list(pool.map(lambda job: ask_schema(job[1], settings), to_ask))
+            answers = list(pool.map(lambda job: _ask(job[1], settings, cancelled), to_ask))
         for (source, candidate, key), answer in zip(to_ask, answers, strict=True):
             _record(source, candidate, answer, found, skipped)
-            if candidate.path is not None and "timed out" not in str(answer):
+            if candidate.path is not None and not isinstance(answer, Transient):
                 kind = "error" if isinstance(answer, str) else "schema"
                 cache.put(candidate.path, key, **{kind: answer})
     try:
@@ -226,6 +237,14 @@ def discover(
 
         warn(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
     return merge(found, skipped)
+
+
+def _ask(
+    candidate: ToolCandidate, settings: Settings, cancelled: threading.Event | None
+) -> Mapping[str, Any] | str:
+    if cancelled is not None and cancelled.is_set():
+        return Transient("discovery was cancelled")
+    return ask_schema(candidate, settings)
 
 
 def _record(
@@ -261,8 +280,9 @@ class Discovery:
         self, pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings,
         refresh: bool = False,
     ) -> None:
+        self._cancelled = threading.Event()
         self._discover = partial(discover, pm, home=home, cwd=cwd, settings=settings,
-                                 refresh=refresh)
+                                 refresh=refresh, cancelled=self._cancelled)
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -288,6 +308,18 @@ class Discovery:
             self.state = DiscoveryState.FAILED
         finally:
             self._done.set()
+
+    def cancel(self) -> None:
+        """Stop a discovery in progress and return once its thread is done.
+
+        No further ``--schema`` call starts, and the running ones are killed (with every
+        other child of this process: call it when leaving, as ``chat`` does on quit).
+        """
+        from ikigai_core.process import terminate_all
+
+        self._cancelled.set()
+        while self._thread is not None and not self._done.wait(CANCEL_POLL):
+            terminate_all()
 
     def wait(self, timeout: float | None = None) -> Registry | None:
         """The registry (starting discovery if needed); ``None`` if ``timeout`` passed first.

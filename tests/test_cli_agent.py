@@ -513,3 +513,22 @@ def _read_until(fd: int, marker: bytes, timeout: float = 20) -> bytes:
         if marker and seen.endswith(marker):
             return seen
     raise AssertionError(f"no {marker!r} after {seen!r}")
+
+
+def test_quitting_chat_while_discovery_hangs_exits_at_once_and_leaves_nothing(
+    keys, isolated_home, make_tool, tmp_path, monkeypatch
+):
+    pidfile = tmp_path / "schema.pid"
+    make_tool(isolated_home / "tools", "hang-tool",
+              schema_body=f"open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)")
+    monkeypatch.setenv("IKIGAI_SCHEMA_TIMEOUT", "30")
+    chat = subprocess.Popen([IKIGAI, "chat", "--provider", "anthropic"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    chat.communicate("/quit\n", timeout=20)
+    assert chat.returncode == 0
+    assert time.monotonic() - started < 10, "chat waited for the hanging --schema"
+    assert wait_gone(int(pidfile.read_text()))

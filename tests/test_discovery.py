@@ -22,6 +22,7 @@ from ikigai_core.discovery import (
 from ikigai_core.tool_schema import validate_schema
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.trust import TrustStore
+from tests.support.procs import wait_gone
 from tests.support.tools import schema_for
 
 
@@ -211,16 +212,22 @@ def test_warm_cache_asks_no_schema_and_changed_files_are_asked_again(
     assert log.read_text() == "xxx"
 
 
-def test_cached_failure_is_not_asked_again_but_timeouts_are(pm, isolated_home, make_tool, tmp_path):
+def test_cached_failure_is_not_asked_again_but_timeouts_and_signals_are(
+    pm, isolated_home, make_tool, tmp_path
+):
     log = tmp_path / "asked.log"
     make_tool(user_tools(isolated_home), "broken-tool",
               schema_body=f"open({str(log)!r}, 'a').write('b'); print('nope')")
+    make_tool(user_tools(isolated_home), "exits-tool",
+              schema_body=f"open({str(log)!r}, 'a').write('e'); sys.exit(2)")
     make_tool(user_tools(isolated_home), "slow-tool",
               schema_body=f"open({str(log)!r}, 'a').write('s'); time.sleep(5)")
+    make_tool(user_tools(isolated_home), "killed-tool",
+              schema_body=f"open({str(log)!r}, 'a').write('k'); os.kill(os.getpid(), 9)")
     for _ in range(2):
         registry = run(pm, isolated_home, tmp_path, schema_timeout=0.3)
-        assert "broken" not in registry and "slow" not in registry
-    assert sorted(log.read_text()) == ["b", "s", "s"]
+        assert not {"broken", "exits", "slow", "killed"} & set(registry)
+    assert sorted(log.read_text()) == ["b", "e", "k", "k", "s", "s"]
 
 
 def test_corrupt_cache_is_rebuilt(pm, isolated_home, make_tool, tmp_path):
@@ -373,3 +380,47 @@ def test_a_fresh_home_and_everything_in_it_is_user_only(pm, tmp_path, make_tool)
         assert path.stat().st_mode & 0o777 == 0o700, path
     for path in (home / "trust.json", home / "cache" / "schemas.json"):
         assert path.stat().st_mode & 0o777 == 0o600, path
+
+
+def test_cancel_kills_running_schema_calls_and_caches_none_of_them(
+    pm, isolated_home, make_tool, tmp_path
+):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    for i in range(3):
+        make_tool(user_tools(isolated_home), f"hang{i}-tool",
+                  schema_body=f"open({str(pids / str(i))!r}, 'w').write(str(os.getpid())); "
+                              "time.sleep(60)")
+    idle = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings())
+    idle.cancel()  # never started: returns at once
+    assert idle.state is DiscoveryState.NOT_STARTED
+    discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings(schema_timeout=30))
+    discovery.start()
+    deadline = time.monotonic() + 20
+    while len(list(pids.iterdir())) < 3:
+        assert time.monotonic() < deadline, "the --schema calls never started"
+        time.sleep(0.05)
+    started = time.monotonic()
+    discovery.cancel()
+    assert time.monotonic() - started < 10
+    registry = discovery.wait(0)
+    assert not {"hang0", "hang1", "hang2"} & set(registry)
+    assert all(wait_gone(int(p.read_text())) for p in pids.iterdir())
+    cache = isolated_home / "cache" / "schemas.json"
+    cached = json.loads(cache.read_text())["entries"] if cache.exists() else {}
+    assert not any("hang" in path for path in cached)
+    discovery.cancel()  # done: nothing to do
+
+
+def test_cancelled_discovery_starts_no_further_schema_call(pm, isolated_home, make_tool, tmp_path):
+    import threading
+
+    marker = tmp_path / "asked"
+    make_tool(user_tools(isolated_home), "late-tool",
+              schema_body=f"open({str(marker)!r}, 'w').write('x')")
+    cancelled = threading.Event()
+    cancelled.set()
+    registry = discover(pm, home=isolated_home, cwd=tmp_path, settings=Settings(),
+                        cancelled=cancelled)
+    assert not marker.exists()
+    assert {s.name: s.reason for s in registry.skipped}["late"] == "discovery was cancelled"

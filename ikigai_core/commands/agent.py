@@ -183,6 +183,8 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
                 break
     except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
         click.echo()
+    finally:
+        discovery.cancel()  # quitting before the tools were found must not wait for them
 
 
 def _lines(interactive: bool) -> Iterator[str]:
