@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 from dataclasses import dataclass
@@ -89,6 +88,8 @@ def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str | None:
     """Describe the first hook ``name`` implements that no hookspec defines, if any."""
     for hook in pm.get_hookcallers(pm.get_plugin(name)) or ():
         if hook.spec is None and hook.name.startswith("ikigai_"):
+            import difflib  # lazy: only a broken plugin needs a suggestion
+
             known = [h for h in dir(hookspecs) if h.startswith("ikigai_")]
             guess = difflib.get_close_matches(hook.name, known, n=1)
             hint = f" (did you mean '{guess[0]}'?)" if guess else ""
