@@ -483,6 +483,9 @@ def test_chat_on_a_terminal_prompts_before_discovery_ends_and_spins_on_submit(
         status = _reap(pid)
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
+    history = isolated_home / "history"  # line editing keeps what was typed, user-only
+    assert "/tool" in history.read_text().splitlines()
+    assert history.stat().st_mode & 0o777 == 0o600
 
 
 def _reap(pid: int, timeout: float = 10) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import click
@@ -16,6 +18,7 @@ from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.output import echo_json, printable, warn
 from ikigai_core.providers import collect_providers, get_provider
+from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.transport import api_key
 
 if TYPE_CHECKING:
@@ -28,6 +31,8 @@ ARGUMENTS_SHOWN = 100
 """Characters of a tool call's arguments shown on its activity line."""
 SPIN_INTERVAL = 0.1
 SPINNER = "|/-\\"
+HISTORY_LENGTH = 1000
+"""Lines of chat history kept in ``$IKIGAI_HOME/history``."""
 HELP = """\
 /tool         list the available tools
 /tool NAME    show one tool's schema and path
@@ -178,7 +183,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         warn(f"chatting with {agent.provider.name} {agent.model}; /help for commands")
     session = _Chat(app, agent, discovery, terminal)
     try:
-        for line in _lines(interactive):
+        for line in _lines(interactive, app.home / "history"):
             if not session.handle(line.strip()):
                 break
     except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
@@ -187,17 +192,40 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         discovery.cancel()  # quitting before the tools were found must not wait for them
 
 
-def _lines(interactive: bool) -> Iterator[str]:
-    """Lines typed at a prompt, or one message per line from a pipe (no prompt noise)."""
+def _lines(interactive: bool, history: Path) -> Iterator[str]:
+    """Lines typed at a prompt (with line editing and ``history``), or one message per line
+    from a pipe (no prompt noise)."""
     if not interactive:
         yield from sys.stdin
         return
-    while True:
-        try:
-            yield input(PROMPT)
-        except EOFError:
-            click.echo()
-            return
+    with _line_editing(history):
+        while True:
+            try:
+                yield input(PROMPT)
+            except EOFError:
+                click.echo()
+                return
+
+
+@contextmanager
+def _line_editing(history: Path) -> Iterator[None]:
+    """Arrow keys and history at the prompt (readline), the history kept user-only in
+    ``history`` between chats. Without readline the prompt is plain ``input()``."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - a Python built without readline
+        yield
+        return
+    with suppress(OSError):
+        readline.read_history_file(history)
+    readline.set_history_length(HISTORY_LENGTH)
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            ensure_private_dir(history.parent)
+            readline.write_history_file(history)
+            history.chmod(0o600)
 
 
 class _Chat:
