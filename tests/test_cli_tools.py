@@ -381,3 +381,30 @@ def test_deleted_current_directory_is_one_line(tmp_path):
     assert ran.returncode == 1
     assert ran.stderr == ("ikigai: the current directory no longer exists; "
                           "cd to an existing directory\n")
+
+
+def test_run_on_a_terminal_says_it_reads_the_arguments(tmp_path):
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.chdir(tmp_path)
+        os.execv(sys.executable, [sys.executable, "-m", "ikigai_core.cli", "tool", "run", "glob"])
+    seen = b""
+    try:
+        while b"end with Ctrl-D" not in seen:
+            seen += os.read(fd, 4096)
+        os.write(fd, b'{"pattern": "*.none"}\n\x04')
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert b'"tool_success": true' in seen

@@ -103,6 +103,8 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
 
     Prints the envelope the model would receive; exits 0 when tool_success is true, 1 otherwise.
     """
+    if args_json is None and sys.stdin.isatty():
+        warn("reading the arguments as JSON from the terminal; end with Ctrl-D")
     text = sys.stdin.read() if args_json is None else args_json
     try:
         arguments: Any = loads(text)
