@@ -37,6 +37,11 @@ CANCEL_POLL = 0.05
 """Seconds between two sweeps of ``terminate_all`` while a cancelled discovery winds down."""
 
 
+def invalid_name(name: str) -> str:
+    """Why ``name`` cannot be a tool name (spec decision 3: what every provider accepts)."""
+    return f"invalid tool name {name!r}: use 1-64 of A-Z a-z 0-9 _ -"
+
+
 class DirectorySource:
     """Every executable ``*-tool`` file in one directory (spec decisions 1-3).
 
@@ -90,7 +95,7 @@ class DirectorySource:
             return "hidden file", "ignored"
         name = tool_name_from_filename(filename)
         if not TOOL_NAME_RE.fullmatch(name):
-            return f"invalid tool name {name!r}: use 1-64 of A-Z a-z 0-9 _ -", "invalid"
+            return invalid_name(name), "invalid"
         try:
             st = path.stat()
         except FileNotFoundError:
@@ -209,7 +214,9 @@ def discover(
         skipped.extend(scan.skipped)
         for candidate in scan.candidates:
             answer: Mapping[str, Any] | str | None = None
-            if candidate.schema is not None:
+            if not TOOL_NAME_RE.fullmatch(candidate.name):  # a plugin's own name, unchecked
+                answer = invalid_name(candidate.name)
+            elif candidate.schema is not None:
                 answer = cache.checked(candidate.schema) or candidate.schema
             elif candidate.path is not None and not refresh:
                 cached = cache.get(candidate.path)

@@ -302,6 +302,17 @@ def test_plugin_source_with_known_schema_and_own_precedence(pm, isolated_home, t
     assert "no string 'description'" in reasons["broken"]
 
 
+def test_plugin_tool_with_a_name_providers_reject_is_skipped(pm, isolated_home, tmp_path):
+    pm.register(FixedSource(
+        ToolCandidate("no spaces!", ("/bin/true",), schema=schema_for("x")),
+        ToolCandidate("x" * 65, ("/bin/true",), schema=schema_for("x")),
+    ), name="acme")
+    registry = run(pm, isolated_home, tmp_path)
+    reasons = {s.name: s.reason for s in registry.skipped if s.source == "acme"}
+    assert reasons == {"no spaces!": "invalid tool name 'no spaces!': use 1-64 of A-Z a-z 0-9 _ -",
+                       "x" * 65: f"invalid tool name '{'x' * 65}': use 1-64 of A-Z a-z 0-9 _ -"}
+
+
 def test_tool_that_cannot_be_started_is_skipped(pm, isolated_home, tmp_path):
     pm.register(FixedSource(ToolCandidate("ghost", (str(tmp_path / "no-such-file"),))),
                 name="acme")
