@@ -21,17 +21,13 @@ from ikigai_core.conversation import (
 )
 from ikigai_core.errors import IkigaiError
 from ikigai_core.outcome import INVALID_PARAMS, ToolOutcome
-from ikigai_core.process import terminate_all
+from ikigai_core.process import terminate_until
 from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.providers import ProviderSerializer
     from ikigai_core.tools import Tool
-
-CANCEL_POLL = 0.1
-"""Seconds between two sweeps of ``terminate_all`` while cancelled tools wind down."""
-
 
 class TurnLimitReached(IkigaiError):
     """The model still wanted to call tools when the turn limit was reached."""
@@ -156,6 +152,4 @@ def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:
     """Kill running tools until every worker has returned (a tool may start late)."""
     for future in futures:
         future.cancel()
-    while not all(future.done() for future in futures):
-        terminate_all()
-        wait(futures, timeout=CANCEL_POLL)
+    terminate_until(lambda poll: not wait(futures, timeout=poll).not_done)

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from ikigai_core.config import Settings
 
 MAX_PARALLEL_SCHEMA_CALLS = 64
-CANCEL_POLL = 0.05
-"""Seconds between two sweeps of ``terminate_all`` while a cancelled discovery winds down."""
 
 
 def invalid_name(name: str) -> str:
@@ -322,11 +320,11 @@ class Discovery:
         No further ``--schema`` call starts, and the running ones are killed (with every
         other child of this process: call it when leaving, as ``chat`` does on quit).
         """
-        from ikigai_core.process import terminate_all
+        from ikigai_core.process import terminate_until
 
         self._cancelled.set()
-        while self._thread is not None and not self._done.wait(CANCEL_POLL):
-            terminate_all()
+        if self._thread is not None and not self._done.is_set():
+            terminate_until(self._done.wait)
 
     def wait(self, timeout: float | None = None) -> Registry | None:
         """The registry (starting discovery if needed); ``None`` if ``timeout`` passed first.

@@ -118,6 +118,15 @@ def terminate_all() -> None:
         _signal_group(pgid, signal.SIGKILL)
 
 
+def terminate_until(finished: Callable[[float], bool], poll: float = 0.05) -> None:
+    """Kill every running child until ``finished(poll)`` (which waits up to ``poll`` seconds
+    for the work to end) says the work is over: a worker may start a child late."""
+    while True:
+        terminate_all()
+        if finished(poll):
+            return
+
+
 def _signal_group(pgid: int, sig: int) -> bool:
     """Send ``sig`` to the group (0: just look); whether any member was there to get it."""
     try:
