@@ -91,9 +91,6 @@ class DirectorySource:
             return "not a tool: the file name does not end in -tool", "ignored"
         if filename.startswith("."):
             return "hidden file", "ignored"
-        name = tool_name_from_filename(filename)
-        if not TOOL_NAME_RE.fullmatch(name):
-            return invalid_name(name), "invalid"
         try:
             st = path.stat()
         except FileNotFoundError:
