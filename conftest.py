@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from tests.support.fakeserver import FakeServer
 from tests.support.tools import write_shell_tool, write_tool
+
+
+def pytest_configure(config):
+    """Ctrl-C works in the tests and in every program they start, even when pytest was
+    started with SIGINT ignored (``pytest &`` from a script): a program inherits an ignored
+    signal, so ikigai would never see the Ctrl-C a test sends it."""
+    for sig, handler in ((signal.SIGINT, signal.default_int_handler),
+                         (signal.SIGQUIT, signal.SIG_DFL)):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, handler)
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,7 @@ from ikigai_core.providers import collect_providers
 from tests.support.fakeserver import RecordedRequest
 from tests.support.procs import wait_gone
 from tests.support.replies import REPLIES
+from tests.support.terminal import Terminal
 
 PROVIDERS = ("openai", "anthropic", "google")
 KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
@@ -412,7 +413,7 @@ def _running(argv: list[str]) -> Iterator[subprocess.Popen[str]]:
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.communicate(timeout=10)
 
 
 def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(keys, fake_server, make_tool,
@@ -457,8 +458,6 @@ def test_ctrl_c_in_chat_cancels_the_turn_and_returns_to_the_prompt(
 def test_chat_on_a_terminal_prompts_before_discovery_ends_and_spins_on_submit(
     leave, keys, make_tool, isolated_home, tmp_path
 ):
-    import pty
-
     done = tmp_path / "schema-done"
     slow = {"name": "slow", "description": "d", "parameters": {"type": "object"}}
     make_tool(isolated_home / "tools", "slow-tool", schema_body=f"""
@@ -467,55 +466,19 @@ def test_chat_on_a_terminal_prompts_before_discovery_ends_and_spins_on_submit(
         print(json.dumps({slow!r}))
     """)
     env = {**os.environ, "IKIGAI_SCHEMA_TIMEOUT": "20", "TERM": "dumb"}
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.execve(IKIGAI, [IKIGAI, "chat", "--provider", "openai"], env)
-    try:
-        seen = _read_until(fd, b"> ")
+    with Terminal([IKIGAI, "chat", "--provider", "openai"], env=env) as term:
+        seen = term.read_until(b"> ")
         assert not done.exists(), "the prompt waited for discovery"
         assert b"chatting with openai" in seen
-        os.write(fd, b"/tool\n")
-        seen = _read_until(fd, b"> ")
+        term.write(b"/tool\n")
+        seen = term.read_until(b"> ")
         assert b"discovering tools..." in seen and b"  slow (" in seen
-        os.write(fd, leave)  # at the prompt, Ctrl-D or Ctrl-C leaves
-        _read_until(fd, b"")
-    finally:
-        status = _reap(pid)
-        os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0
+        term.write(leave)  # at the prompt, Ctrl-D or Ctrl-C leaves
+        term.read_until(b"")
+        assert term.wait() == 0
     history = isolated_home / "history"  # line editing keeps what was typed, user-only
     assert "/tool" in history.read_text().splitlines()
     assert history.stat().st_mode & 0o777 == 0o600
-
-
-def _reap(pid: int, timeout: float = 10) -> int:
-    """Wait for child ``pid``; kill it if it is still running after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        reaped, status = os.waitpid(pid, os.WNOHANG)
-        if reaped:
-            return status
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-    return os.waitpid(pid, 0)[1]
-
-
-def _read_until(fd: int, marker: bytes, timeout: float = 20) -> bytes:
-    """Read the terminal until ``marker`` ends the output (``b""``: until it closes)."""
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # the child closed the terminal
-            chunk = b""
-        if not chunk:
-            assert not marker, seen
-            return seen
-        seen += chunk
-        if marker and seen.endswith(marker):
-            return seen
-    raise AssertionError(f"no {marker!r} after {seen!r}")
 
 
 def test_quitting_chat_while_discovery_hangs_exits_at_once_and_leaves_nothing(

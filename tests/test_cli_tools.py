@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from ikigai_core import __version__
 from ikigai_core.cli import cli, main
+from tests.support.terminal import Terminal
 from tests.support.tools import schema_for
 
 
@@ -384,27 +385,10 @@ def test_deleted_current_directory_is_one_line(tmp_path):
 
 
 def test_run_on_a_terminal_says_it_reads_the_arguments(tmp_path):
-    import pty
-
-    pid, fd = pty.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.chdir(tmp_path)
-        os.execv(sys.executable, [sys.executable, "-m", "ikigai_core.cli", "tool", "run", "glob"])
-    seen = b""
-    try:
-        while b"end with Ctrl-D" not in seen:
-            seen += os.read(fd, 4096)
-        os.write(fd, b'{"pattern": "*.none"}\n\x04')
-        while True:
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        _, status = os.waitpid(pid, 0)
-        os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0
+    argv = [sys.executable, "-m", "ikigai_core.cli", "tool", "run", "glob"]
+    with Terminal(argv, cwd=tmp_path) as term:
+        term.read_until(b"end with Ctrl-D\r\n")
+        term.write(b'{"pattern": "*.none"}\n\x04')
+        seen = term.read_until(b"")
+        assert term.wait() == 0
     assert b'"tool_success": true' in seen

@@ -85,3 +85,19 @@ def test_signal_during_parallel_agent_calls_kills_every_group(
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == EXIT[sig] and "Traceback" not in err, err
     assert_all_gone(groups)
+
+
+def test_ctrl_c_tests_pass_when_pytest_starts_with_sigint_ignored():
+    """``pytest &`` from a script starts pytest with SIGINT ignored, and every program it
+    starts would inherit that: the Ctrl-C tests, in-process and through the CLI, must still
+    pass (not fail, not hang)."""
+    root = Path(__file__).resolve().parents[2]
+    tests = ["tests/test_agent.py::test_ctrl_c_kills_running_tools_and_restores_the_conversation",
+             "tests/test_cli_agent.py::test_ctrl_c_in_ask_kills_the_tool_and_exits_130"]
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=60", *tests],
+        cwd=root, capture_output=True, text=True, timeout=110,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    assert "2 passed" in ran.stdout

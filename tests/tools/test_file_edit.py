@@ -166,7 +166,7 @@ def test_concurrent_edits_are_all_applied_never_torn(tmp_path):
     results = [json.loads(proc.stdout.read()) for proc in procs]
     for proc in procs:
         proc.stdout.close()
-        assert proc.wait() == 0
+        assert proc.wait(timeout=30) == 0
     assert all(result["replacements"] == 1 for result in results)
     expected = "".join(f"{m.upper()} {'filler ' * 2000}\n" for m in markers)
     assert target.read_text() == expected
