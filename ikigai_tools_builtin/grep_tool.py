@@ -46,8 +46,8 @@ def handle(args: dict) -> dict:
     except (PatternError, re.error) as exc:
         return {"error": f"Invalid pattern: {exc}", "error_code": "INVALID_PATTERN"}
     wanted = _file_filter(args.get("glob") or "")
-    base = args.get("path") or ""
-    if os.path.isdir(base or "."):
+    base = args.get("path") or "."  # seed 001: an empty path is the current directory
+    if os.path.isdir(base):
         files = sorted(_walk(base, wanted))
     else:
         files = [base] if os.path.isfile(base) else []
@@ -74,12 +74,12 @@ def _file_filter(pattern: str) -> Callable[[str, str], bool]:
 
 def _walk(base: str, wanted: Callable[[str, str], bool]) -> Iterator[str]:
     """Every file to search below ``base``, spelled ``base/relative/path``."""
-    pending: list[tuple[str, str, Active]] = [("", base, ancestors(base or "."))]
+    pending: list[tuple[str, str, Active]] = [("", base, ancestors(base))]
     while pending:
         rel_dir, directory, active = pending.pop()
         listing = entries(directory)
         if any(entry.name == ".gitignore" for entry in listing):
-            rules = Rules.load(directory or ".")
+            rules = Rules.load(directory)
             if rules:
                 active = active + [(rules, len(rel_dir), "")]
         for entry in listing:

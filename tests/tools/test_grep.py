@@ -49,10 +49,10 @@ def test_seed_example(run_tool, src):
     }
 
 
-def test_default_path_is_current_directory_without_dot_prefix(run_tool, src):
-    assert lines(grep(run_tool, src, "TODO: in"))[0] == "src/util.h:1: // TODO: in a header"
-    dotted = lines(grep(run_tool, src, "TODO: in", path="."))
-    assert dotted == ["./src/util.h:1: // TODO: in a header"]
+@pytest.mark.parametrize("given", [{}, {"path": ""}, {"path": "."}])
+def test_omitted_or_empty_path_is_exactly_the_current_directory(run_tool, src, given):
+    found = lines(grep(run_tool, src, "TODO: in", **given))
+    assert found == ["./src/util.h:1: // TODO: in a header"]
 
 
 def test_absolute_path(run_tool, src):
@@ -77,23 +77,23 @@ def test_searches_recursively_sorted_by_file_then_line(run_tool, tmp_path):
     write(tmp_path, "a/z.txt", "hit\n")
     write(tmp_path, "a.txt", "hit\n")
     assert lines(grep(run_tool, tmp_path, "hit")) == [
-        "a.txt:1: hit", "a/z.txt:1: hit", "b.txt:1: hit 1", "b.txt:3: hit 3",
+        "./a.txt:1: hit", "./a/z.txt:1: hit", "./b.txt:1: hit 1", "./b.txt:3: hit 3",
     ]
 
 
 def test_single_match_without_trailing_newline(run_tool, tmp_path):
     write(tmp_path, "f", "first\nlast line")
-    assert grep(run_tool, tmp_path, "last") == {"output": "f:2: last line", "count": 1}
+    assert grep(run_tool, tmp_path, "last") == {"output": "./f:2: last line", "count": 1}
 
 
 def test_a_line_with_several_matches_is_reported_once(run_tool, tmp_path):
     write(tmp_path, "f", "a a a\nb\n")
-    assert grep(run_tool, tmp_path, "a") == {"output": "f:1: a a a", "count": 1}
+    assert grep(run_tool, tmp_path, "a") == {"output": "./f:1: a a a", "count": 1}
 
 
 def test_empty_pattern_matches_every_line(run_tool, tmp_path):
     write(tmp_path, "f", "one\n\nthree\n")
-    assert lines(grep(run_tool, tmp_path, "")) == ["f:1: one", "f:2: ", "f:3: three"]
+    assert lines(grep(run_tool, tmp_path, "")) == ["./f:1: one", "./f:2: ", "./f:3: three"]
 
 
 def test_empty_file_has_no_lines(run_tool, tmp_path):
@@ -103,26 +103,26 @@ def test_empty_file_has_no_lines(run_tool, tmp_path):
 
 def test_anchors_are_per_line(run_tool, tmp_path):
     write(tmp_path, "f", "start here\nnot start\nends\n")
-    assert lines(grep(run_tool, tmp_path, "^start")) == ["f:1: start here"]
-    assert lines(grep(run_tool, tmp_path, "start$")) == ["f:2: not start"]
+    assert lines(grep(run_tool, tmp_path, "^start")) == ["./f:1: start here"]
+    assert lines(grep(run_tool, tmp_path, "start$")) == ["./f:2: not start"]
     assert lines(grep(run_tool, tmp_path, "^$")) == []
 
 
 def test_very_long_line_is_returned_whole(run_tool, tmp_path):
     long_line = "x" * 200_000 + " NEEDLE " + "y" * 200_000
     write(tmp_path, "f", "short\n" + long_line + "\n")
-    assert grep(run_tool, tmp_path, "NEEDLE") == {"output": f"f:2: {long_line}", "count": 1}
+    assert grep(run_tool, tmp_path, "NEEDLE") == {"output": f"./f:2: {long_line}", "count": 1}
 
 
 @pytest.mark.parametrize(
     "glob, expected",
     [
-        ("*.c", ["src/main.c", "src/util.c"]),
-        ("util.*", ["src/util.c", "src/util.h"]),
-        ("src/*.h", ["src/util.h"]),
-        ("**/*.h", ["src/util.h"]),
+        ("*.c", ["./src/main.c", "./src/util.c"]),
+        ("util.*", ["./src/util.c", "./src/util.h"]),
+        ("src/*.h", ["./src/util.h"]),
+        ("**/*.h", ["./src/util.h"]),
         ("*.nothing", []),
-        ("", ["src/main.c", "src/util.c", "src/util.h"]),
+        ("", ["./src/main.c", "./src/util.c", "./src/util.h"]),
     ],
 )
 def test_glob_filters_files(run_tool, src, glob, expected):
@@ -141,7 +141,7 @@ def test_hidden_files_and_directories_are_skipped(run_tool, tmp_path):
     write(tmp_path, ".env", "secret\n")
     write(tmp_path, ".git/config", "secret\n")
     write(tmp_path, "visible", "secret\n")
-    assert lines(grep(run_tool, tmp_path, "secret")) == ["visible:1: secret"]
+    assert lines(grep(run_tool, tmp_path, "secret")) == ["./visible:1: secret"]
 
 
 def test_symlinks_are_skipped(run_tool, tmp_path):
@@ -149,25 +149,25 @@ def test_symlinks_are_skipped(run_tool, tmp_path):
     (tmp_path / "link.txt").symlink_to(real)
     (tmp_path / "linkdir").symlink_to(tmp_path / "real")
     (tmp_path / "real" / "loop").symlink_to(tmp_path)
-    assert lines(grep(run_tool, tmp_path, "needle")) == ["real/file.txt:1: needle"]
+    assert lines(grep(run_tool, tmp_path, "needle")) == ["./real/file.txt:1: needle"]
 
 
 def test_binary_files_are_skipped_after_the_first_8_kib(run_tool, tmp_path):
     write(tmp_path, "binary", b"needle\x00\n")
     write(tmp_path, "late-nul", b"needle\n" + b"x" * 9000 + b"\x00\n")
-    assert lines(grep(run_tool, tmp_path, "needle")) == ["late-nul:1: needle"]
+    assert lines(grep(run_tool, tmp_path, "needle")) == ["./late-nul:1: needle"]
 
 
 def test_invalid_utf8_is_replaced(run_tool, tmp_path):
     write(tmp_path, "latin1", "caf\xe9 needle\n".encode("latin-1"))
-    assert lines(grep(run_tool, tmp_path, "needle")) == ["latin1:1: caf\ufffd needle"]
+    assert lines(grep(run_tool, tmp_path, "needle")) == ["./latin1:1: caf\ufffd needle"]
 
 
 def test_fifo_is_skipped_without_hanging(run_tool, tmp_path):
     os.mkfifo(tmp_path / "fifo")
     write(tmp_path, "file", "needle\n")
     started = time.monotonic()
-    assert lines(grep(run_tool, tmp_path, "needle")) == ["file:1: needle"]
+    assert lines(grep(run_tool, tmp_path, "needle")) == ["./file:1: needle"]
     assert time.monotonic() - started < 15
 
 
@@ -180,7 +180,7 @@ def test_unreadable_files_and_directories_are_skipped(run_tool, unprivileged, tm
         run = _run_as(run_tool, unprivileged, tmp_path)
     finally:
         (tmp_path / "closed").chmod(0o755)
-    assert run.result == {"output": "ok.txt:1: needle", "count": 1}
+    assert run.result == {"output": "./ok.txt:1: needle", "count": 1}
 
 
 def _run_as(run_tool, wrapper, cwd):
@@ -195,14 +195,14 @@ def test_gitignore_patterns(run_tool, tmp_path):
     ]:
         write(tmp_path, name, "needle\n")
     found = [line.split(":")[0] for line in lines(grep(run_tool, tmp_path, "needle"))]
-    assert found == ["keep.log", "main.c", "sub/top.txt"]
+    assert found == ["./keep.log", "./main.c", "./sub/top.txt"]
 
 
 def test_nested_gitignore_applies_below_its_directory(run_tool, tmp_path):
     write(tmp_path, "sub/.gitignore", "*.txt\n")
     write(tmp_path, "sub/a.txt", "needle\n")
     write(tmp_path, "a.txt", "needle\n")
-    assert [line.split(":")[0] for line in lines(grep(run_tool, tmp_path, "needle"))] == ["a.txt"]
+    assert [line.split(":")[0] for line in lines(grep(run_tool, tmp_path, "needle"))] == ["./a.txt"]
 
 
 def test_gitignore_of_the_repository_above_path_applies(run_tool, tmp_path):
@@ -216,17 +216,17 @@ def test_gitignore_of_the_repository_above_path_applies(run_tool, tmp_path):
 @pytest.mark.parametrize(
     "pattern, expected",
     [
-        ("[[:digit:]]+ apples", ["f:1: 12 apples"]),
-        ("^[[:alpha:]]+$", ["f:2: Pears"]),
-        ("[[:space:]]tab", ["f:3: a\ttab"]),
-        ("(Pears|plums)", ["f:2: Pears", "f:4: plums?"]),
-        ("plums\\?", ["f:4: plums?"]),
-        ("p.ums?", ["f:4: plums?"]),
+        ("[[:digit:]]+ apples", ["./f:1: 12 apples"]),
+        ("^[[:alpha:]]+$", ["./f:2: Pears"]),
+        ("[[:space:]]tab", ["./f:3: a\ttab"]),
+        ("(Pears|plums)", ["./f:2: Pears", "./f:4: plums?"]),
+        ("plums\\?", ["./f:4: plums?"]),
+        ("p.ums?", ["./f:4: plums?"]),
         ("1{2}", []),
-        ("2{1} a", ["f:1: 12 apples"]),
-        ("\\<tab\\>", ["f:3: a\ttab"]),
-        ("*star", ["f:5: *star"]),
-        ("[^[:alnum:][:space:]]", ["f:4: plums?", "f:5: *star"]),
+        ("2{1} a", ["./f:1: 12 apples"]),
+        ("\\<tab\\>", ["./f:3: a\ttab"]),
+        ("*star", ["./f:5: *star"]),
+        ("[^[:alnum:][:space:]]", ["./f:4: plums?", "./f:5: *star"]),
     ],
 )
 def test_posix_extended_regular_expressions(run_tool, tmp_path, pattern, expected):
@@ -257,8 +257,8 @@ def test_budget_keeps_total_count(run_tool, tmp_path):
     run = run_tool("grep", {"pattern": "match"}, cwd=tmp_path, env=env)
     assert len(run.stdout) <= 4096
     assert run.result["count"] == 5000
-    assert run.result["output"].startswith("f:1: match 0\n")
-    assert run.result["output"].endswith("f:5000: match 4999")
+    assert run.result["output"].startswith("./f:1: match 0\n")
+    assert run.result["output"].endswith("./f:5000: match 4999")
     assert run.result["truncated"]["kept_bytes"] >= 2048
 
 
@@ -266,4 +266,4 @@ def test_huge_file_is_searched_in_blocks_with_right_line_numbers(run_tool, tmp_p
     line = "filler " * 20 + "\n"
     count = (40 << 20) // len(line)
     write(tmp_path, "big", line * count + "needle\n")
-    assert grep(run_tool, tmp_path, "needle") == {"output": f"big:{count + 1}: needle", "count": 1}
+    assert grep(run_tool, tmp_path, "needle") == {"output": f"./big:{count + 1}: needle", "count": 1}
