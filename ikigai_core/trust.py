@@ -42,14 +42,14 @@ class TrustStore:
 
     def _read(self) -> list[str]:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = self.path.read_bytes()
         except FileNotFoundError:
             return []
         except OSError as exc:
             raise ConfigError(f"cannot read {self.path}: {exc.strerror}") from exc
         try:
-            data = json.loads(text)
-        except ValueError:
+            data = json.loads(text.decode("utf-8"))
+        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
             data = None
         trusted = data.get("trusted") if isinstance(data, dict) else None
         if not isinstance(trusted, list) or not all(isinstance(d, str) for d in trusted):

@@ -234,10 +234,11 @@ def test_cache_that_cannot_be_written_only_warns(isolated_home, make_tool, tmp_p
         assert all(line.startswith("ikigai: cannot write") for line in proc.stderr.splitlines())
 
 
-@pytest.mark.parametrize("content", ['{"trusted": "x"}', "[]", "{", '{"trusted": [1]}'])
+@pytest.mark.parametrize("content", [b'{"trusted": "x"}', b"[]", b"{", b'{"trusted": [1]}',
+                                     b'{"trusted": ["/p\xff\xfe"]}'])
 def test_corrupt_trust_file_is_one_line(isolated_home, project, content):
-    (isolated_home / "trust.json").write_text(content)
-    for args in (("tool", "list"), ("trust",), ("trust", "--list")):
+    (isolated_home / "trust.json").write_bytes(content)
+    for args in (("tool", "list"), ("tool", "run", "x", "{}"), ("trust",), ("trust", "--list")):
         proc = ikigai(*args, cwd=project)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr
         assert len(proc.stderr.splitlines()) == 1 and "trust.json is corrupt" in proc.stderr
