@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, NoReturn
 
@@ -15,10 +16,20 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"output contains {name}, which is not JSON")
 
 
+def _finite(text: str) -> float:
+    """A JSON number as a float; one too large for a float (``1e999``) is refused, as it
+    would become ``inf``, which strict JSON cannot print back."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is too large (beyond a 64-bit float)")
+    return value
+
+
 def loads(text: str | bytes) -> Any:
-    """``json.loads``, with JSON nested too deeply for Python a ``ValueError`` like any other."""
+    """``json.loads``, with JSON nested too deeply for Python a ``ValueError`` like any other,
+    and numbers too large for a float refused."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=_finite)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     _reject_lone_surrogates(text, value, "JSON")
@@ -28,7 +39,8 @@ def loads(text: str | bytes) -> Any:
 def loads_object(data: bytes) -> dict[str, Any]:
     """The one JSON object in ``data``; ``ValueError`` saying what is wrong otherwise.
 
-    Rejects empty input, invalid UTF-8, NaN/Infinity, anything but an object at the
+    Rejects empty input, invalid UTF-8, NaN/Infinity and numbers that would overflow to
+    infinity, anything but an object at the
     top level, and trailing data after the object (whitespace is allowed).
     """
     if not data.strip():
@@ -38,7 +50,7 @@ def loads_object(data: bytes) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise ValueError(f"output is not valid UTF-8 (byte {exc.start})") from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             raise ValueError(f"output has data after the JSON value (char {exc.pos})") from None

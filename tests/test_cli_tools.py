@@ -135,8 +135,10 @@ def test_run_missing_required_argument_names_the_field(invoke, make_tool, tools_
     assert envelope["error_code"] == "INVALID_PARAMS" and "path" in envelope["error"]
 
 
-def test_tool_output_that_is_not_strict_json_still_gives_strict_json(invoke, make_tool, tools_dir):
-    make_tool(tools_dir, "nan-tool", body="print('{\"x\": NaN}')")
+@pytest.mark.parametrize("number", ["NaN", "1e999999", "-1e400"])
+def test_tool_output_that_is_not_strict_json_still_gives_strict_json(invoke, make_tool, tools_dir,
+                                                                     number):
+    make_tool(tools_dir, "nan-tool", body=f"print('{{\"x\": {number}}}')")
     result = invoke("tool", "run", "nan", "{}")
     envelope = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(c))
     assert envelope["error_code"] == "INVALID_OUTPUT"

@@ -46,6 +46,7 @@ MISBEHAVIOURS = {
     "two_objects": ("echo '{} {}'", 10, "INVALID_OUTPUT", "data after the JSON value", 2),
     "nothing": ("exit 0", 10, "INVALID_OUTPUT", "output is empty", 2),
     "nan": ("echo '{\"a\": NaN}'", 10, "INVALID_OUTPUT", "NaN", 2),
+    "float_overflow": ("echo '{\"a\": 1e999999}'", 10, "INVALID_OUTPUT", "too large", 2),
     "segfault": ("kill -SEGV $$", 10, "TOOL_CRASHED", "crashed with exit code 139", 2),
     "sigkill": ("kill -KILL $$", 10, "TOOL_CRASHED", "crashed with exit code 137", 2),
     "closes_stdin_mid_write": (
