@@ -364,6 +364,22 @@ def test_lone_surrogates_from_a_tool_are_invalid_output_not_a_crash(invoke, make
     assert json.loads(args.stdout)["error_code"] == "INVALID_PARAMS"
 
 
+@pytest.mark.parametrize("how", ["stdin", "argument"])
+def test_arguments_that_are_not_utf8_are_invalid_params_and_start_nothing(make_tool, tools_dir,
+                                                                         tmp_path, how):
+    make_tool(tools_dir, "mark-tool", body=f"open({str(tmp_path / 'RAN')!r}, 'w')")
+    data = b'{"x": "\xff\xfe"}'
+    command = [sys.executable, "-m", "ikigai_core.cli", "tool", "run", "mark"]
+    if how == "argument":
+        command.append(os.fsdecode(data))
+    ran = subprocess.run(command, cwd=tmp_path, input=data if how == "stdin" else b"",
+                         capture_output=True, timeout=60)
+    envelope = json.loads(ran.stdout)
+    assert ran.returncode == 1 and envelope["error_code"] == "INVALID_PARAMS"
+    assert "not valid UTF-8 (byte 7)" in envelope["error"]
+    assert not (tmp_path / "RAN").exists()
+
+
 def test_undecodable_file_names_in_a_tools_directory_still_list(make_tool, tools_dir, tmp_path):
     make_tool(tools_dir, "echo-tool")
     bad = os.fsencode(tools_dir) + b"/caf\xe9-tool"

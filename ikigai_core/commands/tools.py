@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from typing import Any
@@ -105,9 +106,12 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     """
     if args_json is None and sys.stdin.isatty():
         warn("reading the arguments as JSON from the terminal; end with Ctrl-D")
-    text = sys.stdin.read() if args_json is None else args_json
+    data = sys.stdin.buffer.read() if args_json is None else os.fsencode(args_json)
     try:
-        arguments: Any = loads(text)
+        arguments: Any = loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        error = f"Invalid arguments for tool '{name}': not valid UTF-8 (byte {exc.start})"
+        outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
     except ValueError as exc:
         error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
         outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
