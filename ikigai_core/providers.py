@@ -72,8 +72,11 @@ class ProviderSerializer(Protocol):
         """Read a stream: yield text as it arrives, then the whole assistant turn last."""
         ...
 
-    def error_message(self, status: int, body: bytes, *, model: str) -> str:
-        """One line for an HTTP error status: what went wrong and what to do."""
+    def error_message(self, status: int, body: bytes, *, model: str, key_env: str) -> str:
+        """One line for an HTTP error status: what went wrong and what to do.
+
+        ``key_env`` is the variable the key was read from, to name when it is rejected.
+        """
         ...
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:

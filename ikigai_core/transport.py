@@ -45,9 +45,14 @@ REDACTED = "[redacted]"
 
 def api_key(provider: ProviderSerializer, environ: Mapping[str, str]) -> str:
     """The provider's API key: the first of its ``api_key_env`` variables that is set."""
+    return environ[key_variable(provider, environ)]
+
+
+def key_variable(provider: ProviderSerializer, environ: Mapping[str, str]) -> str:
+    """The first of the provider's ``api_key_env`` variables that is set (the one used)."""
     for var in provider.api_key_env:
         if environ.get(var):
-            return environ[var]
+            return var
     raise ProviderError(
         f"No API key for provider '{provider.name}': set {' or '.join(provider.api_key_env)}"
     )
@@ -142,14 +147,16 @@ def send_turn(
     """
     import httpx
 
-    key = api_key(provider, environ)
+    key_env = key_variable(provider, environ)
+    key = environ[key_env]
     limits = http_timeout(environ) if timeout is None else httpx.Timeout(timeout)
     try:
         body = provider.request_body(conversation, tools, model=model, stream=stream)
         request = provider.http_request(
             body, model=model, stream=stream, api_key=key, environ=environ
         )
-        return _Exchange(provider, request, model, limits).run(stream, on_text, max_retries)
+        exchange = _Exchange(provider, request, model, limits, key_env)
+        return exchange.run(stream, on_text, max_retries)
     except ProviderError as exc:
         message = redact(str(exc), key)
         if message != str(exc):
@@ -162,9 +169,10 @@ class _Exchange:
 
     def __init__(
         self, provider: ProviderSerializer, request: ProviderRequest, model: str,
-        limits: httpx.Timeout,
+        limits: httpx.Timeout, key_env: str,
     ) -> None:
         self.provider = provider
+        self.key_env = key_env
         self.request = request
         self.model = model
         self.limits = limits
@@ -190,7 +198,8 @@ class _Exchange:
                         content = response.read()
                         if attempt >= max_retries or not is_retryable(response.status_code):
                             raise ProviderError(self.provider.error_message(
-                                response.status_code, content, model=self.model
+                                response.status_code, content, model=self.model,
+                                key_env=self.key_env,
                             ))
                         wait = retry_delay(response.headers, attempt)
                 except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,

@@ -25,9 +25,9 @@ class SerializerDefaults:
     name: str
     api_key_env: Sequence[str]
 
-    def error_message(self, status: int, body: bytes, *, model: str) -> str:
+    def error_message(self, status: int, body: bytes, *, model: str, key_env: str) -> str:
         """The standard one line for an HTTP error (:func:`http_error_message`)."""
-        return http_error_message(self, status, body, model=model)
+        return http_error_message(self, status, body, model=model, key_env=key_env)
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments as the model sent them."""
@@ -80,27 +80,29 @@ class KeyedProvider(Protocol):
 
 def http_error_message(
     provider: KeyedProvider, status: int, body: bytes, *, model: str,
-    key_rejected: bool = False,
+    key_env: str | None = None, key_rejected: bool = False,
 ) -> str:
     """The standard line for an HTTP error status (``error_message`` of the providers).
 
     ``key_rejected`` marks a status other than 401 that the provider uses for a bad
-    key (Gemini answers 400 ``API_KEY_INVALID``). The key's variable is named, never
-    the provider's message (it may quote part of the key).
+    key (Gemini answers 400 ``API_KEY_INVALID``). The key's variable (``key_env``, the
+    one it was read from; by default the preferred one) is named, never the provider's
+    message (it may quote part of the key).
     """
     name = provider.name
+    key_env = key_env or provider.api_key_env[0]
     detail = error_body_message(body)
     if status == 401 or key_rejected:
         return (
             f"Provider '{name}' rejected the API key (HTTP {status}): "
-            f"set a valid {provider.api_key_env[0]}"
+            f"set a valid {key_env}"
         )
     if status == 404:
         return f"Model '{model}' not found at provider '{name}' (HTTP 404): check --model"
     if status == 403:
         return (
             f"Provider '{name}' refused the request (HTTP 403): {detail or 'permission denied'}; "
-            f"check that {provider.api_key_env[0]} may use model '{model}'"
+            f"check that {key_env} may use model '{model}'"
         )
     if status == 400:
         return f"Provider '{name}' rejected the request (HTTP 400): {detail or 'no reason given'}"

@@ -67,7 +67,7 @@ class ScriptedProvider:
             else:
                 yield self.parse_response(data)
 
-    def error_message(self, status, body, *, model):
+    def error_message(self, status, body, *, model, key_env):
         return f"HTTP {status}"
 
     def prepare_arguments(self, tool, arguments):

@@ -66,8 +66,8 @@ class ToyProvider:
             yield TextDelta(event.data)
         raise stream_incomplete(self.name, "END")
 
-    def error_message(self, status, body, *, model):
-        return http_error_message(self, status, body, model=model)
+    def error_message(self, status, body, *, model, key_env):
+        return http_error_message(self, status, body, model=model, key_env=key_env)
 
     def prepare_arguments(self, tool, arguments):
         return dict(arguments)
@@ -103,6 +103,14 @@ def error_of(server_url: str, **kwargs: Any) -> str:
 def test_api_key_takes_the_first_set_variable():
     assert api_key(ToyProvider(), {"TOY_OTHER_KEY": "b", "TOY_API_KEY": "a"}) == "a"
     assert api_key(ToyProvider(), {"TOY_API_KEY": "", "TOY_OTHER_KEY": "b"}) == "b"
+
+
+def test_rejected_key_names_the_variable_it_was_read_from(fake_server):
+    fake_server.push(json_reply({"error": {"message": "bad key"}}, status=401))
+    environ = {"TOY_OTHER_KEY": KEY, "TOY_BASE_URL": fake_server.url}
+    with pytest.raises(ProviderError) as info:
+        send_turn(ToyProvider(), Conversation(), [], model="m", stream=False, environ=environ)
+    assert str(info.value) == "Provider 'toy' rejected the API key (HTTP 401): set a valid TOY_OTHER_KEY"
 
 
 def test_missing_api_key_names_the_variables():

@@ -61,9 +61,9 @@ class GoogleSerializer(SerializerDefaults):
     parse_response = staticmethod(content.parse_response)
     parse_stream = staticmethod(content.parse_stream)
 
-    def error_message(self, status: int, body: bytes, *, model: str) -> str:
+    def error_message(self, status: int, body: bytes, *, model: str, key_env: str) -> str:
         """The standard one line; Gemini answers a bad key with 400 ``API_KEY_INVALID``."""
         return http_error_message(
-            self, status, body, model=model,
+            self, status, body, model=model, key_env=key_env,
             key_rejected=status == 400 and b"API_KEY_INVALID" in body,
         )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ikigai_core.conversation import Conversation, ToolCall, ToolResult, ToolResultsMessage
+from ikigai_core.errors import ProviderError
 from ikigai_core.transport import send_turn
 from ikigai_provider_google.serializer import GoogleSerializer
 from ikigai_provider_google.content import SYNTHETIC_ID
@@ -39,6 +42,17 @@ class TestGoogleWire(ProviderContract):
             status=400))
         assert self.failure(fake_server.url) == (
             "Provider 'google' rejected the API key (HTTP 400): set a valid GOOGLE_API_KEY"
+        )
+
+    def test_rejected_key_names_gemini_api_key_when_only_it_is_set(self, fake_server):
+        fake_server.push(json_reply({"error": {"code": 400, "message": "API key not valid.",
+                                               "details": [{"reason": "API_KEY_INVALID"}]}},
+                                    status=400))
+        with pytest.raises(ProviderError) as info:
+            send_turn(self.provider, Conversation(), [], model="m", stream=False, max_retries=0,
+                      environ={"GEMINI_API_KEY": KEY, "GOOGLE_GEMINI_BASE_URL": fake_server.url})
+        assert str(info.value) == (
+            "Provider 'google' rejected the API key (HTTP 400): set a valid GEMINI_API_KEY"
         )
 
     def test_calls_without_ids_get_stable_ids_that_are_never_sent_back(self, fake_server):
