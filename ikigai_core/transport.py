@@ -219,9 +219,13 @@ class _Exchange:
     ) -> AssistantMessage:
         """Parse the body; ``on_text`` runs outside the error mapping (its errors are its own)."""
         name = self.provider.name
-        if not stream:
+        if not stream or _is_json(response):  # some proxies answer a stream with one body
             with self._reading():
-                return self.provider.parse_response(load_object(name, response.read(), "response"))
+                message = self.provider.parse_response(
+                    load_object(name, response.read(), "response"))
+            if stream and on_text is not None and message.text:
+                on_text(message.text)
+            return message
         items = self.provider.parse_stream(iter_sse(iter_lines(response.iter_bytes())))
         while True:
             with self._reading():
@@ -283,6 +287,12 @@ class _Exchange:
             f"Provider '{self.provider.name}' at {self.origin} sent no response within "
             f"{self.limits.read:g} s (read timeout); try again, or raise {TIMEOUT_ENV}"
         )
+
+
+def _is_json(response: httpx.Response) -> bool:
+    """Whether the response says it is one JSON document (not ``text/event-stream``)."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "application/json"
 
 
 def _reason(exc: Exception) -> str:

@@ -109,6 +109,14 @@ class ProviderContract:
         assert self.calls(message) == [LS]
         assert "".join(seen) == ("Let me list." if stream else "")
 
+    def test_stream_answered_with_one_json_body(self, fake_server):
+        """Some proxies answer a streaming request with the whole response as JSON."""
+        fake_server.push(self.replies.reply("Let me list.", calls=[LS]))
+        seen: list[str] = []
+        message = self.send(fake_server.url, stream=True, on_text=seen.append)
+        assert message.text == "Let me list." and self.calls(message) == [LS]
+        assert seen == ["Let me list."]
+
     def test_call_without_arguments(self, fake_server):
         fake_server.push(self.replies.reply(calls=[("call_x", "bash", {})], stream=True))
         assert self.send(fake_server.url, stream=True).tool_calls == (
