@@ -306,6 +306,20 @@ def test_broken_arguments_and_long_ones_on_the_activity_lines(provider, stream, 
     assert ran["result"]["output"].strip() == "x" * 200
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_turn_with_no_text_and_no_calls_is_said_on_stderr(provider, stream, keys, fake_server):
+    replies = REPLIES[provider]
+    fake_server.push(replies.reply("", stream=stream), replies.reply("", stream=stream))
+    flag = "--stream" if stream else "--no-stream"
+    asked = invoke("ask", "--provider", provider, flag, "hi")
+    assert asked.exit_code == 0 and asked.stdout == ""
+    [line] = asked.stderr.splitlines()
+    assert line.startswith("ikigai: the model answered with no text and no tool calls")
+    chatted = invoke("chat", "--provider", provider, flag, input="hi\n")
+    assert chatted.stderr.splitlines() == [line]
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_provider_error_is_one_line(provider, keys, fake_server):
     fake_server.push(REPLIES[provider].error(400, "messages: bad thing"))

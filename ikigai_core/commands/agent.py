@@ -22,6 +22,7 @@ from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.transport import api_key
 
 if TYPE_CHECKING:
+    from ikigai_core.conversation import AssistantMessage
     from ikigai_core.discovery import Discovery
     from ikigai_core.providers import ProviderSerializer
     from ikigai_core.registry import Registry
@@ -131,6 +132,13 @@ def _agent(app: App, terminal: _Terminal, provider: str | None, model: str | Non
     )
 
 
+def report_empty(reply: AssistantMessage) -> None:
+    """On stderr: the model's last turn had neither text nor tool calls (else nothing shows)."""
+    if not reply.text.strip() and not reply.tool_calls:
+        why = f" (stop reason: {reply.stop_reason})" if reply.stop_reason else ""
+        warn(f"the model answered with no text and no tool calls{why}")
+
+
 def _discovered(app: App) -> Registry:
     registry = app.registry()
     report_skipped(registry, verbose=False)
@@ -163,9 +171,10 @@ def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: 
     agent = _agent(app, terminal, provider, model, stream, max_turns)
     agent.registry = _discovered(app)
     try:
-        agent.run(Conversation(), prompt)
+        reply = agent.run(Conversation(), prompt)
     finally:
         terminal.end_line()
+    report_empty(reply)
 
 
 @click.command("chat")
@@ -249,7 +258,9 @@ class _Chat:
                 return self.command(*line.split(None, 1))
             if line:
                 self.agent.registry = self.tools()
-                self.agent.run(self.conversation, line)
+                reply = self.agent.run(self.conversation, line)
+                self.terminal.end_line()
+                report_empty(reply)
         except (KeyboardInterrupt, IkigaiError) as exc:
             self.terminal.end_line()
             warn("interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc))
