@@ -346,6 +346,23 @@ def test_chat_scripted_commands_and_a_message(keys, fake_server):
     assert [prompts("openai", r) for r in fake_server.requests] == [["hi"]]
 
 
+def test_refresh_right_after_start_waits_for_the_start_up_discovery(
+        keys, make_tool, isolated_home, tmp_path, monkeypatch):
+    log = tmp_path / "schema.log"
+    make_tool(isolated_home / "tools", "slow-tool", schema_body=f"""
+        with open({str(log)!r}, "a") as f: f.write("start\\n")
+        time.sleep(0.4)
+        with open({str(log)!r}, "a") as f: f.write("end\\n")
+        print(json.dumps({{"name": "slow", "description": "d",
+                          "parameters": {{"type": "object"}}}}))
+    """)
+    monkeypatch.setenv("IKIGAI_SCHEMA_TIMEOUT", "20")
+    result = invoke("chat", "--provider", "openai", input="/refresh\n")
+    assert result.exit_code == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"Tools refreshed. {len(registry_names())} tools available." in result.stdout
+    assert log.read_text() == "start\nend\nstart\nend\n"  # one after the other
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_chat_remembers_the_conversation(provider, keys, fake_server):
     replies = REPLIES[provider]

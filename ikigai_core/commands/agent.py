@@ -274,6 +274,8 @@ class _Chat:
         if name == "/help":
             click.echo(HELP)
         elif name == "/refresh":
+            with suppress(IkigaiError):  # never two discoveries at once: let start-up's end
+                wait_for_tools(self.discovery, spin=sys.stderr.isatty())
             self.registry = refresh_tools(self.app)
         elif name == "/tool":
             self.show_tools(argument.strip())
