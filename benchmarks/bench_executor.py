@@ -16,7 +16,9 @@ from pathlib import Path
 from _timing import interleaved
 
 from ikigai_core.config import Settings
-from ikigai_core.execution import call_tool, execute
+from ikigai_core.execution import ToolExecutor, execute
+from ikigai_core.lifecycle import CallContext
+from ikigai_core.notices import Notices
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.tools import Tool
 
@@ -41,6 +43,8 @@ def main(calls: int = 300) -> None:
         registry = {"small": tool}
         pm = get_plugin_manager(load_entry_points=False)
         settings = Settings()
+        context = CallContext(cwd=Path.cwd(), home=Path(tmp), environ={}, settings=settings)
+        executor = ToolExecutor(pm, context, Notices())
         payload = json.dumps(ARGUMENTS).encode()
 
         cases = {
@@ -49,7 +53,7 @@ def main(calls: int = 300) -> None:
                 [str(path)], input=payload, capture_output=True
             ),
             "execute": lambda: execute(tool, ARGUMENTS, settings=settings),
-            "call_tool": lambda: call_tool(pm, registry, "small", ARGUMENTS, settings=settings),
+            "executor.call": lambda: executor.call(registry, "small", ARGUMENTS),
         }
         interleaved(cases, 5)  # warm up: imports, the validator, the page cache
         medians = interleaved(cases, calls)

@@ -9,6 +9,14 @@ from __future__ import annotations
 import pluggy
 
 from ikigai_core.errors import IkigaiError
+from ikigai_core.lifecycle import (
+    CallContext,
+    CallDecision,
+    CallRecord,
+    ProcessSpec,
+    ToolCallRequest,
+    ToolRunner,
+)
 from ikigai_core.outcome import ToolOutcome
 from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
 
@@ -18,7 +26,13 @@ hookimpl = pluggy.HookimplMarker("ikigai")
 """Mark a function as an implementation of an ikigai hook."""
 
 __all__ = [
+    "CallContext",
+    "CallDecision",
+    "CallRecord",
     "IkigaiError",
+    "ProcessSpec",
+    "ToolCallRequest",
+    "ToolRunner",
     "SkippedTool",
     "Tool",
     "ToolCandidate",

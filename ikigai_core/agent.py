@@ -20,7 +20,6 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError
-from ikigai_core.outcome import INVALID_PARAMS, ToolOutcome
 from ikigai_core.process import terminate_until
 from ikigai_core.transport import send_turn
 
@@ -137,15 +136,13 @@ class Agent:
         Arguments the provider could not parse get ``INVALID_PARAMS`` without running
         anything; the provider undoes its schema changes (``prepare_arguments``) first.
         """
+        unparsed = None
         if call.arguments is None:
-            reason = call.arguments_error or "not a JSON object"
-            error = f"Invalid arguments for tool '{call.name}': {reason}"
-            return self.app.wrap(ToolOutcome(call.name, error=error, error_code=INVALID_PARAMS))
-        arguments: Mapping[str, Any] = call.arguments
-        tool = self.registry.get(call.name)
-        if tool is not None:
-            arguments = self.provider.prepare_arguments(tool, arguments)
-        return self.app.call_tool(self.registry, call.name, arguments)
+            unparsed = call.arguments_error or "not a JSON object"
+        return self.app.executor.call(
+            self.registry, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
+            prepare=self.provider.prepare_arguments,
+        ).envelope
 
 
 def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:

@@ -1,30 +1,58 @@
-"""What every command needs, built lazily: home, settings, plugins, registry."""
+"""What every command needs, built lazily: home, settings, plugins, registry, executor.
+
+Also the way to embed ikigai as a library: ``App(cwd=...)`` then ``app.registry()`` and
+``app.executor.call(...)``; nothing is printed, what went wrong is in ``app.notices``.
+"""
 
 from __future__ import annotations
 
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ikigai_core.config import Settings, ikigai_home, load_settings
 from ikigai_core.errors import IkigaiError
+from ikigai_core.notices import Notices
 
 if TYPE_CHECKING:
     import pluggy
 
     from ikigai_core.discovery import Discovery
-    from ikigai_core.outcome import ToolOutcome
+    from ikigai_core.execution import ToolExecutor
+    from ikigai_core.lifecycle import CallContext
     from ikigai_core.registry import Registry
 
 
 class App:
-    """One ikigai invocation: reads the environment once, builds each piece on first use."""
+    """One ikigai invocation: reads the environment once, builds each piece on first use.
 
-    def __init__(self, environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
+    :param environ: the environment (default: this process's).
+    :param cwd: the directory to run in (default: the current one).
+    :param notices: where the core reports what it could not do (default: collected only).
+    """
+
+    def __init__(
+        self, environ: Mapping[str, str] | None = None, cwd: Path | None = None,
+        notices: Notices | None = None,
+    ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
+        self.notices = Notices() if notices is None else notices
+        self._ask_user: Callable[[str], str | None] | None = None
         if cwd is not None:
             self.cwd = cwd
+
+    @property
+    def ask_user(self) -> Callable[[str], str | None] | None:
+        """How plugins may ask the user a question; an interactive front end sets it
+        (see :class:`~ikigai_core.lifecycle.CallContext`)."""
+        return self._ask_user
+
+    @ask_user.setter
+    def ask_user(self, ask: Callable[[str], str | None] | None) -> None:
+        self._ask_user = ask
+        if "executor" in self.__dict__:
+            self.executor.context = self.context
 
     @cached_property
     def cwd(self) -> Path:
@@ -51,33 +79,36 @@ class App:
         """The plugin manager with defaults and installed plugins."""
         from ikigai_core.plugins import get_plugin_manager
 
-        return get_plugin_manager(environ=self.environ, cache_dir=self.home / "cache")
+        return get_plugin_manager(environ=self.environ, cache_dir=self.home / "cache",
+                                  notices=self.notices)
 
     def discovery(self, *, refresh: bool = False) -> Discovery:
         """A background discovery of this invocation's tools (not yet started)."""
         from ikigai_core.discovery import Discovery
 
         return Discovery(self.pm, home=self.home, cwd=self.cwd, settings=self.settings,
-                         refresh=refresh)
+                         refresh=refresh, notices=self.notices,
+                         prepare_process=self.executor.prepare_process)
 
     def registry(self, *, refresh: bool = False) -> Registry:
         """Discover now and return the registry."""
         from ikigai_core.discovery import discover
 
         return discover(self.pm, home=self.home, cwd=self.cwd, settings=self.settings,
-                        refresh=refresh)
+                        refresh=refresh, notices=self.notices,
+                        prepare_process=self.executor.prepare_process)
 
-    def wrap(self, outcome: ToolOutcome) -> dict[str, Any]:
-        """The envelope for ``outcome``, from the ``ikigai_wrap_result`` hook."""
-        return dict(self.pm.hook.ikigai_wrap_result(outcome=outcome))
+    @property
+    def context(self) -> CallContext:
+        """Where and for whom this invocation's tool calls run."""
+        from ikigai_core.lifecycle import CallContext
 
-    def run_call(self, registry: Mapping[str, Any], name: str, arguments: Any) -> ToolOutcome:
-        """Run one tool call in this invocation's directory and environment."""
-        from ikigai_core.execution import run_call
+        return CallContext(cwd=self.cwd, home=self.home, environ=self.environ,
+                           settings=self.settings, ask_user=self.ask_user)
 
-        return run_call(registry, name, arguments, settings=self.settings, cwd=self.cwd,
-                        env=self.environ)
+    @cached_property
+    def executor(self) -> ToolExecutor:
+        """Runs this invocation's tool calls (one path: hooks, process, envelope)."""
+        from ikigai_core.execution import ToolExecutor
 
-    def call_tool(self, registry: Mapping[str, Any], name: str, arguments: Any) -> dict[str, Any]:
-        """Run one tool call and return its envelope."""
-        return self.wrap(self.run_call(registry, name, arguments))
+        return ToolExecutor(self.pm, self.context, self.notices)

@@ -12,7 +12,8 @@ import click
 from ikigai_core import __version__
 from ikigai_core.app import App
 from ikigai_core.errors import IkigaiError
-from ikigai_core.output import printable
+from ikigai_core.notices import Notice, Notices
+from ikigai_core.output import printable, warn
 
 
 class Failure(click.ClickException):
@@ -40,18 +41,45 @@ COMMANDS = {
 so ``ikigai tool list`` never pays for the agent loop's imports (httpx)."""
 
 
+def print_notice(notice: Notice) -> None:
+    """Show one of the core's notices as it arrives: ``ikigai: ...`` on stderr."""
+    warn(notice.message)
+
+
+def app_of(ctx: click.Context) -> App:
+    """This invocation's :class:`App`, made on first use (before the group's callback when
+    a plugin command has to be found)."""
+    root = ctx.find_root()
+    if root.obj is None:
+        root.obj = App(notices=Notices(print_notice))
+    app: App = root.obj
+    return app
+
+
 class IkigaiGroup(click.Group):
-    """The ``ikigai`` group: commands loaded on demand, expected errors as one-line failures."""
+    """The ``ikigai`` group: commands loaded on demand, plugin commands through the
+    ``ikigai_commands`` hook, expected errors as one-line failures."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted({*COMMANDS, *self.plugin_commands(ctx)})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
-            return None
+            return self.plugin_commands(ctx).get(cmd_name)
         module, attr = COMMANDS[cmd_name].split(":")
         command: click.Command = getattr(importlib.import_module(module), attr)
         return command
+
+    def plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
+        """The commands plugins add; one named like a built-in command is reported, skipped."""
+        cached: dict[str, click.Command] | None = ctx.meta.get("ikigai.plugin_commands")
+        if cached is None:
+            try:
+                cached = _collect_commands(app_of(ctx))
+            except IkigaiError as exc:
+                raise Failure(exc) from exc
+            ctx.meta["ikigai.plugin_commands"] = cached
+        return cached
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -60,12 +88,32 @@ class IkigaiGroup(click.Group):
             raise Failure(exc) from exc
 
 
+def _collect_commands(app: App) -> dict[str, click.Command]:
+    from ikigai_core.hookcall import collect
+
+    def problem(command: object) -> str | None:
+        if not isinstance(command, click.Command) or not command.name:
+            return f"it gave {type(command).__name__}, not a named click command"
+        if command.name in COMMANDS:
+            return f"its command '{command.name}' is an ikigai command already"
+        return None
+
+    found: dict[str, click.Command] = {}
+    for plugin, command in collect(app.pm, "ikigai_commands", app.notices, problem):
+        if command.name in found:
+            app.notices.report(f"plugin '{plugin}': command '{command.name}' is added by "
+                               "another plugin already; skipped", plugin=plugin)
+        else:
+            found[command.name] = command
+    return found
+
+
 @click.group(cls=IkigaiGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="ikigai")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Give LLM agents tools: external executables, discovered and run safely."""
-    ctx.obj = App()
+    app_of(ctx)
 
 
 def _terminate(signum: int, frame: Any) -> NoReturn:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from contextlib import contextmanager
-from functools import partial
 from enum import Enum
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
+from ikigai_core.hookcall import collect, one_line
+from ikigai_core.lifecycle import ProcessSpec, ToolRunner
+from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
 from ikigai_core.tool_schema import validate_schema
@@ -109,21 +111,31 @@ class Transient(str):
     a tool that could not start): never cached, so the next run asks again."""
 
 
-def ask_schema(candidate: ToolCandidate, settings: Settings) -> Mapping[str, Any] | str:
-    """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped).
+def ask_schema(
+    candidate: ToolCandidate, settings: Settings,
+    prepare_process: Callable[[ProcessSpec], None] | None = None,
+) -> Mapping[str, Any] | str:
+    """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped), as
+    ``prepare_process`` (the ``ikigai_tool_process`` hook) leaves its command line.
 
     :returns: the validated schema, or the reason it is unusable (a :class:`Transient`
         one when the same file may well answer next time).
     """
     from ikigai_core.process import run_process
 
+    spec = ProcessSpec(candidate.name, "schema", [*candidate.command, "--schema"],
+                       dict(os.environ))
+    if prepare_process is not None:
+        prepare_process(spec)
     try:
         ran = run_process(
-            (*candidate.command, "--schema"),
+            spec.argv,
             stdin=None,
             timeout=settings.schema_timeout,
             max_stdout=settings.schema_max_bytes,
             max_stderr=1024,
+            cwd=spec.cwd,
+            env=spec.env,
             kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
         )
     except OSError as exc:
@@ -151,61 +163,100 @@ def _tool(candidate: ToolCandidate, schema: Mapping[str, Any], source: ToolSourc
         source=source.name,
         path=candidate.path,
         schema=schema,
+        runner=candidate.runner,
     )
 
 
 def collect_sources(
-    pm: pluggy.PluginManager, *, home: Path, cwd: Path
+    pm: pluggy.PluginManager, *, home: Path, cwd: Path, notices: Notices | None = None,
 ) -> list[tuple[str, ToolSource]]:
     """Every source every plugin contributes, with the plugin's name, in plugin order.
 
-    Each plugin is called on its own, so one that raises is reported and skipped
-    without hiding the others' tools (a default plugin that raises is our bug: it propagates).
+    A plugin that raises, or a source without a ``name``, ``precedence`` or ``scan()``,
+    is reported in ``notices`` and skipped without hiding the others' tools.
     """
-    found: list[tuple[str, ToolSource]] = []
-    for impl in pm.hook.ikigai_tool_sources.get_hookimpls():
-        kwargs = {"home": home, "cwd": cwd}
-        with _guard(impl.plugin_name, "ikigai_tool_sources"):
-            sources = cast("Sequence[ToolSource] | None",
-                           impl.function(**{arg: kwargs[arg] for arg in impl.argnames}))
-            found.extend((impl.plugin_name, source) for source in sources or ())
-    return found
+    notices = Notices() if notices is None else notices
+    return collect(pm, "ikigai_tool_sources", notices, _source_problem, home=home, cwd=cwd)
 
 
-@contextmanager
-def _guard(plugin: str, what: str) -> Iterator[None]:
-    """Report and swallow a third-party plugin's exception; let a default plugin's through."""
+def _source_problem(source: Any) -> str | None:
+    """What keeps ``source`` from being a :class:`ToolSource`, if anything."""
+    name = getattr(source, "name", None)
+    if not isinstance(name, str) or not name:
+        return f"its source {source!r} has no name (a non-empty str)"
+    precedence = getattr(source, "precedence", None)
+    if not isinstance(precedence, int) or isinstance(precedence, bool):
+        return f"its source '{name}' has no precedence (an int)"
+    if not callable(getattr(source, "scan", None)):
+        return f"its source '{name}' has no scan() method"
+    return None
+
+
+def _candidate_problem(candidate: Any) -> str | None:
+    """What keeps ``candidate`` from being a usable :class:`ToolCandidate`, if anything."""
+    if not isinstance(candidate, ToolCandidate):
+        return f"it found {type(candidate).__name__} {candidate!r:.60}, not a ToolCandidate"
+    command = candidate.command
+    if (not isinstance(command, (tuple, list)) or not command
+            or not all(isinstance(part, str) for part in command)):
+        return (f"tool '{candidate.name}' has command {command!r:.60}: give a non-empty "
+                "tuple of strings, not one string")
+    if candidate.runner is not None and not isinstance(candidate.runner, ToolRunner):
+        return f"tool '{candidate.name}' has a runner without a call() method"
+    if candidate.runner is not None and candidate.schema is None:
+        return f"tool '{candidate.name}' has a runner but no schema"
+    return None
+
+
+def _scan(plugin: str, source: ToolSource, notices: Notices) -> ToolScan:
+    """``source.scan()``, checked: a third party's failure or bad answer is reported."""
     from ikigai_core.plugins import DEFAULT_PLUGINS
 
     try:
-        yield
+        scan = source.scan()
     except Exception as exc:
         if plugin in DEFAULT_PLUGINS:
             raise
-        from ikigai_core.output import warn
-
-        warn(f"plugin '{plugin}' failed in {what}: {type(exc).__name__}: {exc}; its tools are "
-             f"skipped. Disable it with IKIGAI_DISABLE_PLUGINS={plugin}")
+        notices.report(f"plugin '{plugin}' failed scanning tool source '{source.name}': "
+                       f"{one_line(exc)}; its tools are skipped. "
+                       f"Disable it with IKIGAI_DISABLE_PLUGINS={plugin}", plugin=plugin)
+        return ToolScan()
+    if not isinstance(scan, ToolScan):
+        notices.report(f"plugin '{plugin}': tool source '{source.name}' scan() returned "
+                       f"{type(scan).__name__}, not a ToolScan; its tools are skipped",
+                       plugin=plugin)
+        return ToolScan()
+    good = []
+    for candidate in scan.candidates:
+        problem = _candidate_problem(candidate)
+        if problem is None:
+            good.append(candidate)
+        else:
+            notices.report(f"plugin '{plugin}': tool source '{source.name}': {problem}; "
+                           "skipped", plugin=plugin)
+    skipped = [s for s in scan.skipped if isinstance(s, SkippedTool)]
+    return ToolScan(good, skipped)
 
 
 def discover(
     pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings, refresh: bool = False,
-    cancelled: threading.Event | None = None,
+    cancelled: threading.Event | None = None, notices: Notices | None = None,
+    prepare_process: Callable[[ProcessSpec], None] | None = None,
 ) -> Registry:
     """Scan every source and build the registry.
 
     Schemas come from the cache when the tool file is unchanged, unless ``refresh``;
-    all the others are asked for in parallel, each under the schema time and size budget.
-    Once ``cancelled`` is set, no further ``--schema`` call starts.
+    all the others are asked for in parallel, each under the schema time and size budget,
+    with their command line as ``prepare_process`` leaves it. Once ``cancelled`` is set,
+    no further ``--schema`` call starts. Broken plugins are reported in ``notices``.
     """
+    notices = Notices() if notices is None else notices
     cache = SchemaCache(home)
     found: list[tuple[int, Tool]] = []
     skipped: list[SkippedTool] = []
     to_ask: list[tuple[ToolSource, ToolCandidate, list[int] | None]] = []
-    for plugin, source in collect_sources(pm, home=home, cwd=cwd):
-        scan = ToolScan()
-        with _guard(plugin, f"scanning tool source '{source.name}'"):
-            scan = source.scan()
+    for plugin, source in collect_sources(pm, home=home, cwd=cwd, notices=notices):
+        scan = _scan(plugin, source, notices)
         skipped.extend(scan.skipped)
         for candidate in scan.candidates:
             answer: Mapping[str, Any] | str | None = None
@@ -226,7 +277,8 @@ def discover(
 
         workers = min(len(to_ask), MAX_PARALLEL_SCHEMA_CALLS)
         with ThreadPoolExecutor(workers, thread_name_prefix="ikigai-schema") as pool:
-            answers = list(pool.map(lambda job: _ask(job[1], settings, cancelled), to_ask))
+            answers = list(pool.map(
+                lambda job: _ask(job[1], settings, cancelled, prepare_process), to_ask))
         for (source, candidate, key), answer in zip(to_ask, answers, strict=True):
             _record(source, candidate, answer, found, skipped)
             if candidate.path is not None and not isinstance(answer, Transient):
@@ -235,18 +287,17 @@ def discover(
     try:
         cache.save()
     except OSError as exc:
-        from ikigai_core.output import warn
-
-        warn(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
+        notices.report(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
     return merge(found, skipped)
 
 
 def _ask(
-    candidate: ToolCandidate, settings: Settings, cancelled: threading.Event | None
+    candidate: ToolCandidate, settings: Settings, cancelled: threading.Event | None,
+    prepare_process: Callable[[ProcessSpec], None] | None,
 ) -> Mapping[str, Any] | str:
     if cancelled is not None and cancelled.is_set():
         return Transient("discovery was cancelled")
-    return ask_schema(candidate, settings)
+    return ask_schema(candidate, settings, prepare_process)
 
 
 def _record(
@@ -280,11 +331,13 @@ class Discovery:
 
     def __init__(
         self, pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings,
-        refresh: bool = False,
+        refresh: bool = False, notices: Notices | None = None,
+        prepare_process: Callable[[ProcessSpec], None] | None = None,
     ) -> None:
         self._cancelled = threading.Event()
         self._discover = partial(discover, pm, home=home, cwd=cwd, settings=settings,
-                                 refresh=refresh, cancelled=self._cancelled)
+                                 refresh=refresh, cancelled=self._cancelled, notices=notices,
+                                 prepare_process=prepare_process)
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None

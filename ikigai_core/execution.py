@@ -1,4 +1,6 @@
-"""Run one registry tool: validate its arguments, run it, classify what happened.
+"""The one path every tool call takes: look the tool up, validate its arguments, ask the
+``ikigai_before_tool_call`` plugins, run it (a process, or a source's long-lived runner),
+classify what happened, tell the ``ikigai_after_tool_call`` plugins, wrap it.
 
 Spec decisions 6-10: JSON arguments on stdin, one JSON object on stdout, every
 failure an error code with what the process did; the envelope comes from the
@@ -11,13 +13,26 @@ import errno
 import json
 import os
 import re
+import threading
+import time
 import weakref
-from typing import TYPE_CHECKING, Any, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from ikigai_core.hookcall import Notifier, culprit, one_line
+from ikigai_core.lifecycle import (
+    CallContext,
+    CallDecision,
+    CallRecord,
+    ProcessSpec,
+    ToolCallRequest,
+)
 from ikigai_core.outcome import (
     INVALID_OUTPUT,
     INVALID_PARAMS,
     TOOL_CRASHED,
+    TOOL_DENIED,
     TOOL_NOT_FOUND,
     TOOL_TIMEOUT,
     ToolOutcome,
@@ -31,6 +46,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from ikigai_core.config import Settings
+    from ikigai_core.notices import Notices
     from ikigai_core.tools import Tool
 
 OUTPUT_CAP = 64 * 1024
@@ -47,12 +63,16 @@ _MAX_RULE_CHARS = 300
 _validators: dict[int, tuple[weakref.ref[Tool], Validator]] = {}
 
 
+def invalid_params(name: str, reason: str) -> ToolOutcome:
+    """The INVALID_PARAMS outcome for a call of ``name``: ``reason`` says what is wrong."""
+    return ToolOutcome(name, error=f"Invalid arguments for tool '{name}': {reason}",
+                       error_code=INVALID_PARAMS)
+
+
 def validate_arguments(tool: Tool, arguments: Any) -> str | None:
-    """Check ``arguments`` against ``tool.parameters``: the INVALID_PARAMS message, or ``None``."""
+    """Check ``arguments`` against ``tool.parameters``: what is wrong with them, or ``None``."""
     if not isinstance(arguments, dict):
-        return (
-            f"Arguments for tool '{tool.name}' must be a JSON object, got {_json_type(arguments)}"
-        )
+        return f"they must be a JSON object, got {_json_type(arguments)}"
     from jsonschema.exceptions import best_match  # lazy: `ikigai tool list` never needs it
     from referencing.exceptions import Unresolvable
 
@@ -64,13 +84,11 @@ def validate_arguments(tool: Tool, arguments: Any) -> str | None:
         return _broken_schema(tool, "it refers to itself without end")
     except re.error as exc:  # a hand-edited schema cache can skip the discovery check
         return _broken_schema(tool, f"invalid regular expression ({exc})")
-    if error is None:
-        return None
-    return f"Invalid arguments for tool '{tool.name}': {_describe(error)}"
+    return None if error is None else _describe(error)
 
 
 def _broken_schema(tool: Tool, reason: str) -> str:
-    return (f"Tool '{tool.name}' has a schema its arguments cannot be checked against: "
+    return (f"the tool's schema cannot check them: "
             f"{' '.join(reason.split())[:_MAX_RULE_CHARS]}; fix the tool's --schema")
 
 
@@ -112,27 +130,70 @@ def execute(
     settings: Settings,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    prepare_process: Callable[[ProcessSpec], None] | None = None,
 ) -> ToolOutcome:
     """Run ``tool`` with ``arguments`` (already valid) and classify the outcome.
 
-    The tool runs in ``cwd`` with ``env`` (default: this process's environment) plus
-    ``IKIGAI_MAX_OUTPUT_BYTES``, under ``settings.tool_timeout`` and ``settings.tool_max_output``.
+    A process tool runs in ``cwd`` with ``env`` (default: this process's environment) plus
+    ``IKIGAI_MAX_OUTPUT_BYTES``, as ``prepare_process`` leaves them (the
+    ``ikigai_tool_process`` hook), under ``settings.tool_timeout`` and
+    ``settings.tool_max_output``. A runner tool runs in its source's process, under the
+    same budgets.
     """
+    if tool.runner is not None:
+        return _run_in_runner(tool, arguments, settings)
     child_env = dict(os.environ if env is None else env)
     child_env["IKIGAI_MAX_OUTPUT_BYTES"] = str(settings.tool_max_output)
+    spec = ProcessSpec(tool.name, "call", list(tool.command), child_env,
+                       None if cwd is None else Path(cwd))
+    if prepare_process is not None:
+        prepare_process(spec)
     try:
         result = run_process(
-            tool.command,
+            spec.argv,
             stdin=json.dumps(arguments).encode(),
             timeout=settings.tool_timeout,
             max_stdout=settings.tool_max_output,
             max_stderr=OUTPUT_CAP + 1,  # one byte more tells us the tail was cut
-            cwd=cwd,
-            env=child_env,
+            cwd=spec.cwd,
+            env=spec.env,
         )
     except OSError as exc:
         return _not_started(tool, exc)
     return _classify(tool, result, settings)
+
+
+def _run_in_runner(tool: Tool, arguments: Mapping[str, Any], settings: Settings) -> ToolOutcome:
+    """Call a long-lived tool's runner in a worker thread; the executor keeps the budgets."""
+    runner = tool.runner
+    assert runner is not None
+    cancelled = threading.Event()
+    answer: list[ToolOutcome | BaseException] = []
+    started = time.monotonic()
+
+    def work() -> None:
+        try:
+            answer.append(runner.call(tool, arguments, timeout=float(settings.tool_timeout),
+                                      cancelled=cancelled))
+        except BaseException as exc:  # handed to the waiting thread
+            answer.append(exc)
+
+    worker = threading.Thread(target=work, name=f"ikigai-runner-{tool.name}", daemon=True)
+    worker.start()
+    worker.join(settings.tool_timeout)
+    elapsed = time.monotonic() - started
+    if not answer:
+        cancelled.set()
+        message = f"Tool '{tool.name}' timed out after {float(settings.tool_timeout)} s"
+        return ToolOutcome(tool.name, error=message, error_code=TOOL_TIMEOUT, elapsed=elapsed)
+    outcome = answer[0]
+    if isinstance(outcome, BaseException):
+        message = f"Tool '{tool.name}' failed in its {tool.source} session: {one_line(outcome)}"
+        return ToolOutcome(tool.name, error=message, error_code=TOOL_CRASHED, elapsed=elapsed)
+    if outcome.success and len(json.dumps(outcome.result).encode()) > settings.tool_max_output:
+        return ToolOutcome(tool.name, error=_overflow_message(tool, settings),
+                           error_code=INVALID_OUTPUT, elapsed=elapsed)
+    return outcome
 
 
 def _not_started(tool: Tool, exc: OSError) -> ToolOutcome:
@@ -161,11 +222,7 @@ def _classify(tool: Tool, result: ProcessResult, settings: Settings) -> ToolOutc
         message = f"Tool '{name}' timed out after {float(settings.tool_timeout)} s"
         return _failure(tool, result, TOOL_TIMEOUT, message)
     if result.overflowed:
-        message = (
-            f"Tool '{name}' printed more than {settings.tool_max_output} bytes (the output "
-            "limit; raise it with IKIGAI_TOOL_MAX_OUTPUT or tool_max_output in config.json)"
-        )
-        return _failure(tool, result, INVALID_OUTPUT, message)
+        return _failure(tool, result, INVALID_OUTPUT, _overflow_message(tool, settings))
     if result.exit_code != 0:
         message = f"Tool '{name}' crashed with exit code {result.exit_code}"
         return _failure(tool, result, TOOL_CRASHED, message)
@@ -175,6 +232,11 @@ def _classify(tool: Tool, result: ProcessResult, settings: Settings) -> ToolOutc
         message = f"Tool '{name}' returned invalid output: {exc}; a tool must print one JSON object"
         return _failure(tool, result, INVALID_OUTPUT, message)
     return ToolOutcome(tool=name, result=value, elapsed=result.elapsed)
+
+
+def _overflow_message(tool: Tool, settings: Settings) -> str:
+    return (f"Tool '{tool.name}' printed more than {settings.tool_max_output} bytes (the output "
+            "limit; raise it with IKIGAI_TOOL_MAX_OUTPUT or tool_max_output in config.json)")
 
 
 def _failure(tool: Tool, result: ProcessResult, code: str, message: str) -> ToolOutcome:
@@ -203,40 +265,102 @@ def _cap_tail(data: bytes) -> str:
     return "[... earlier bytes cut ...]\n" + data[-OUTPUT_CAP:].decode("utf-8", errors="replace")
 
 
-def run_call(
-    registry: Mapping[str, Tool],
-    name: str,
-    arguments: Any,
-    *,
-    settings: Settings,
-    cwd: str | os.PathLike[str] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> ToolOutcome:
-    """Look up, validate and run one tool call; what happened, not yet wrapped."""
-    tool = registry.get(name)
-    if tool is None:
-        return ToolOutcome(
-            tool=name, error=_not_found_message(name, registry), error_code=TOOL_NOT_FOUND
-        )
-    problem = validate_arguments(tool, arguments)
-    if problem is not None:
-        return ToolOutcome(tool=name, error=problem, error_code=INVALID_PARAMS)
-    return execute(tool, arguments, settings=settings, cwd=cwd, env=env)
+@dataclass(frozen=True)
+class CallResult:
+    """A finished call: what happened, and the envelope the model receives."""
+
+    outcome: ToolOutcome
+    envelope: dict[str, Any]
 
 
-def call_tool(
-    pm: pluggy.PluginManager,
-    registry: Mapping[str, Tool],
-    name: str,
-    arguments: Any,
-    *,
-    settings: Settings,
-    cwd: str | os.PathLike[str] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """:func:`run_call`, wrapped by the ``ikigai_wrap_result`` hook into the model's envelope."""
-    outcome = run_call(registry, name, arguments, settings=settings, cwd=cwd, env=env)
-    return pm.hook.ikigai_wrap_result(outcome=outcome)
+class ToolExecutor:
+    """Runs tool calls for one invocation, every one along the same path.
+
+    :param pm: the plugin manager whose lifecycle and envelope hooks are called.
+    :param context: where and for whom the calls run.
+    :param notices: where a failing plugin is reported.
+    """
+
+    def __init__(self, pm: pluggy.PluginManager, context: CallContext, notices: Notices) -> None:
+        self.pm = pm
+        self.context = context
+        self.notices = notices
+        self._after = Notifier(pm, "ikigai_after_tool_call", notices)
+        self._process = Notifier(pm, "ikigai_tool_process", notices)
+
+    def call(
+        self,
+        registry: Mapping[str, Tool],
+        name: str,
+        arguments: Any,
+        *,
+        call_id: str | None = None,
+        unparsed: str | None = None,
+        prepare: Callable[[Tool, Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    ) -> CallResult:
+        """Run one call of tool ``name`` and wrap what happened.
+
+        :param registry: the tools, looked up once.
+        :param arguments: the JSON arguments the model (or user) sent.
+        :param call_id: the provider's id for the call.
+        :param unparsed: why the arguments could not be read at all (then nothing runs).
+        :param prepare: undoes a provider's schema changes in the arguments (OpenAI's nulls).
+        """
+        started = time.monotonic()
+        tool = registry.get(name)
+        if unparsed is not None:
+            outcome = invalid_params(name, unparsed)
+        elif tool is None:
+            outcome = ToolOutcome(name, error=_not_found_message(name, registry),
+                                  error_code=TOOL_NOT_FOUND)
+        else:
+            if prepare is not None and isinstance(arguments, dict):
+                arguments = prepare(tool, arguments)
+            outcome, arguments = self._run(tool, arguments, call_id)
+        record = CallRecord(name, tool, arguments, outcome, time.monotonic() - started,
+                            self.context, call_id)
+        self._after(record=record)
+        return CallResult(outcome, dict(self.pm.hook.ikigai_wrap_result(outcome=outcome)))
+
+    def _run(self, tool: Tool, arguments: Any, call_id: str | None) -> tuple[ToolOutcome, Any]:
+        problem = validate_arguments(tool, arguments)
+        if problem is not None:
+            return invalid_params(tool.name, problem), arguments
+        decision = self._decide(ToolCallRequest(tool, arguments, self.context, call_id))
+        if decision is not None and decision.action == "deny":
+            message = f"Tool '{tool.name}' was denied: {decision.reason}"
+            return ToolOutcome(tool.name, error=message, error_code=TOOL_DENIED), arguments
+        if decision is not None and decision.action == "replace":
+            arguments = decision.arguments
+            problem = validate_arguments(tool, arguments)
+            if problem is not None:
+                return invalid_params(tool.name, f"{problem} (as replaced by a plugin)"), arguments
+        outcome = execute(tool, arguments, settings=self.context.settings, cwd=self.context.cwd,
+                          env=self.context.environ, prepare_process=self.prepare_process)
+        return outcome, arguments
+
+    def _decide(self, request: ToolCallRequest) -> CallDecision | None:
+        """Every plugin's say on ``request``: a deny wins, then the first replace."""
+        try:
+            answers = self.pm.hook.ikigai_before_tool_call(request=request)
+        except Exception as exc:  # fail closed: a broken gatekeeper lets nothing through
+            plugin = culprit(self.pm.hook.ikigai_before_tool_call, exc) or "a plugin"
+            self.notices.report(f"plugin '{plugin}' failed in ikigai_before_tool_call: "
+                                f"{one_line(exc)}; the call was denied", plugin=plugin)
+            return CallDecision.deny(f"plugin '{plugin}' failed while checking the call")
+        decisions = [a for a in answers if isinstance(a, CallDecision)]
+        if len(decisions) < len(answers):
+            return CallDecision.deny("a plugin answered with something other than a "
+                                     "CallDecision")
+        for action in ("deny", "replace"):
+            for decision in decisions:
+                if decision.action == action:
+                    return decision
+        return None
+
+    def prepare_process(self, spec: ProcessSpec) -> None:
+        """Let the ``ikigai_tool_process`` plugins change ``spec`` before it starts."""
+        self._process(spec=spec)
 
 
 def _not_found_message(name: str, registry: Mapping[str, Tool]) -> str:

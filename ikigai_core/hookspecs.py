@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pluggy
 
 if TYPE_CHECKING:
+    import click
+
+    from ikigai_core.lifecycle import CallDecision, CallRecord, ProcessSpec, ToolCallRequest
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.providers import ProviderSerializer
     from ikigai_core.tools import ToolSource
@@ -63,4 +66,77 @@ def ikigai_wrap_result(outcome: ToolOutcome) -> Mapping[str, Any] | None:
 
     :param outcome: what happened: the tool's result, or the error and the process's output.
     :returns: a JSON-serializable object, or ``None`` to leave the decision to the next plugin.
+    """
+
+
+# -- Commands -----------------------------------------------------------------
+
+
+@hookspec
+def ikigai_commands() -> Sequence[click.Command]:
+    """Return click commands or groups to add to ``ikigai``.
+
+    Called when the command line names a command ikigai does not have, and for
+    ``ikigai --help``. A command whose name ikigai already uses is reported and skipped.
+    Keep the plugin module light: import what the command needs inside it.
+
+    :returns: zero or more ``click.Command`` (or ``click.Group``) objects.
+    """
+
+
+# -- The tool-call lifecycle ---------------------------------------------------
+
+
+@hookspec
+def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
+    """See a tool call before it runs: allow it, deny it, or replace its arguments.
+
+    Called for every call of a tool that exists, after its arguments passed validation.
+    Every plugin answers; a ``deny`` wins over everything else, and then the first
+    ``replace`` in call order is used (its arguments are validated again). A denied call
+    starts no process: the model gets ``TOOL_DENIED`` with the reason. A plugin that
+    raises denies the call (fail closed), and the failure is reported.
+
+    :param request: the tool, its arguments and the call's context.
+    :returns: a :class:`ikigai_core.CallDecision`, or ``None`` to have no say.
+    """
+
+
+@hookspec
+def ikigai_after_tool_call(record: CallRecord) -> None:
+    """Observe a finished call: its tool, arguments, outcome and duration.
+
+    Called for every call, including those that never ran (unknown tool, invalid
+    arguments, denied). A plugin that raises is reported and not called again.
+
+    :param record: what was called and what happened.
+    :returns: nothing.
+    """
+
+
+@hookspec
+def ikigai_tool_process(spec: ProcessSpec) -> None:
+    """Change how a tool process starts: its argv, environment and working directory.
+
+    Called before every tool process starts, both for calls and for ``--schema``; change
+    ``spec`` in place. This is where an environment policy or a sandbox plugs in.
+
+    :param spec: the command line, environment and directory, changed in place.
+    :returns: nothing.
+    """
+
+
+# -- The system prompt ---------------------------------------------------------
+
+
+@hookspec
+def ikigai_system_prompt(cwd: Path, home: Path) -> Sequence[str]:
+    """Return fragments to add to the system prompt sent to the model.
+
+    Called once per conversation. Fragments are joined with a blank line between them,
+    in plugin call order.
+
+    :param cwd: the directory ikigai runs in.
+    :param home: the ikigai home directory.
+    :returns: zero or more markdown fragments.
     """

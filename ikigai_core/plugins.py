@@ -13,7 +13,8 @@ import pluggy
 from ikigai_core import __version__, hookspecs
 from ikigai_core.entrypoints import plugin_entry_points
 from ikigai_core.errors import UsageError
-from ikigai_core.output import warn
+from ikigai_core.hookcall import one_line
+from ikigai_core.notices import Notices
 
 ENTRY_POINT_GROUP = "ikigai"
 
@@ -36,10 +37,11 @@ def get_plugin_manager(
     load_entry_points: bool = True,
     environ: Mapping[str, str] = os.environ,
     cache_dir: Path | None = None,
+    notices: Notices | None = None,
 ) -> pluggy.PluginManager:
     """A manager with every hookspec, the default plugins and, unless told not to,
     the plugins installed under the ``ikigai`` entry-point group (their list remembered
-    in ``cache_dir`` when given)."""
+    in ``cache_dir`` when given; a broken one reported in ``notices``)."""
     pm = pluggy.PluginManager("ikigai")
     pm.add_hookspecs(hookspecs)
     for name in disabled_plugin_names(environ):
@@ -53,12 +55,14 @@ def get_plugin_manager(
         if not pm.is_blocked(modname):
             pm.register(importlib.import_module(modname), name=modname)
     if load_entry_points:
-        load_entry_point_plugins(pm, cache_dir=cache_dir)
+        load_entry_point_plugins(pm, cache_dir=cache_dir,
+                                 notices=Notices() if notices is None else notices)
     return pm
 
 
 def load_entry_point_plugins(
-    pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP, cache_dir: Path | None = None
+    pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP, cache_dir: Path | None = None,
+    *, notices: Notices,
 ) -> None:
     """Register every plugin of the entry-point ``group``; a broken one is reported and skipped."""
     for ep in plugin_entry_points(group, cache_dir):
@@ -68,20 +72,15 @@ def load_entry_point_plugins(
             plugin = ep.load()
             pm.register(plugin, name=ep.name)
         except Exception as exc:  # a third party's bug must not take ikigai down
-            warn(
-                f"plugin '{ep.name}'{ep.label} failed to load: {type(exc).__name__}: "
-                f"{_one_line(exc)}; skipped. Disable it with IKIGAI_DISABLE_PLUGINS={ep.name}"
-            )
+            notices.report(
+                f"plugin '{ep.name}'{ep.label} failed to load: {one_line(exc)}; skipped. "
+                f"Disable it with IKIGAI_DISABLE_PLUGINS={ep.name}", plugin=ep.name)
             continue
         unknown = _unknown_hooks(pm, ep.name)
         if unknown:
             pm.unregister(name=ep.name)
-            warn(f"plugin '{ep.name}'{ep.label} implements {unknown}; skipped")
-
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or "(no message)"
+            notices.report(f"plugin '{ep.name}'{ep.label} implements {unknown}; skipped",
+                           plugin=ep.name)
 
 
 def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str | None:

@@ -8,9 +8,11 @@ through the ``ikigai`` entry-point group).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence, cast
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from ikigai_core.errors import PluginError, UsageError
+from ikigai_core.hookcall import collect
+from ikigai_core.notices import Notices
 
 if TYPE_CHECKING:
     import pluggy
@@ -84,27 +86,48 @@ class ProviderSerializer(Protocol):
         ...
 
 
-def collect_providers(pm: pluggy.PluginManager) -> dict[str, ProviderSerializer]:
-    """Every installed provider by name, sorted. Two plugins with one name are an error."""
+PROVIDER_ATTRIBUTES = ("name", "default_model", "api_key_env", "base_url_env")
+PROVIDER_METHODS = ("tool_schema", "request_body", "http_request", "parse_response",
+                    "parse_stream", "error_message", "prepare_arguments")
+
+
+def provider_problem(provider: Any) -> str | None:
+    """What ``provider`` lacks of the :class:`ProviderSerializer` protocol, if anything."""
+    kind = type(provider).__name__
+    missing = [a for a in PROVIDER_ATTRIBUTES if not hasattr(provider, a)]
+    missing += [f"{m}()" for m in PROVIDER_METHODS if not callable(getattr(provider, m, None))]
+    if missing:
+        return f"provider {kind} lacks {', '.join(missing)} of the provider protocol"
+    if not isinstance(provider.name, str) or not provider.name:
+        return f"provider {kind} has no name (a non-empty str)"
+    return None
+
+
+def collect_providers(
+    pm: pluggy.PluginManager, notices: Notices | None = None
+) -> dict[str, ProviderSerializer]:
+    """Every installed provider by name, sorted. Two plugins with one name are an error;
+    a plugin that raises or gives an incomplete provider is reported and skipped."""
     found: dict[str, ProviderSerializer] = {}
     owner: dict[str, str] = {}
-    for impl in pm.hook.ikigai_provider_serializers.get_hookimpls():
-        provided = cast("Sequence[ProviderSerializer] | None", impl.function()) or ()
-        for provider in provided:
-            if provider.name in found:
-                raise PluginError(
-                    f"Provider name '{provider.name}' is registered by both "
-                    f"'{owner[provider.name]}' and '{impl.plugin_name}'. "
-                    f"Uninstall one or block it with IKIGAI_DISABLE_PLUGINS={impl.plugin_name}"
-                )
-            found[provider.name] = provider
-            owner[provider.name] = impl.plugin_name
+    notices = Notices() if notices is None else notices
+    for plugin, provider in collect(pm, "ikigai_provider_serializers", notices, provider_problem):
+        if provider.name in found:
+            raise PluginError(
+                f"Provider name '{provider.name}' is registered by both "
+                f"'{owner[provider.name]}' and '{plugin}'. "
+                f"Uninstall one or block it with IKIGAI_DISABLE_PLUGINS={plugin}"
+            )
+        found[provider.name] = provider
+        owner[provider.name] = plugin
     return dict(sorted(found.items()))
 
 
-def get_provider(pm: pluggy.PluginManager, name: str) -> ProviderSerializer:
+def get_provider(
+    pm: pluggy.PluginManager, name: str, notices: Notices | None = None
+) -> ProviderSerializer:
     """The provider called ``name``, or a usage error listing the installed ones."""
-    providers = collect_providers(pm)
+    providers = collect_providers(pm, notices)
     try:
         return providers[name]
     except KeyError:

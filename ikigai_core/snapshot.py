@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry
 from ikigai_core.statefiles import write_private_json
 
@@ -44,16 +45,14 @@ class Snapshot:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def update(self, registry: Registry) -> Changes:
+    def update(self, registry: Registry, notices: Notices) -> Changes:
         """Store ``registry``'s fingerprint and say how it differs from the last one."""
         old, new = self.load(), fingerprint(registry)
         try:
             write_private_json(self.path, new)
         except OSError as exc:
-            from ikigai_core.output import warn
-
-            warn(f"cannot write {self.path}: {exc.strerror}; the next refresh compares with "
-                 "an older list")
+            notices.report(f"cannot write {self.path}: {exc.strerror}; the next refresh "
+                           "compares with an older list")
         return Changes(
             added=sorted(new.keys() - old.keys()),
             removed=sorted(old.keys() - new.keys()),

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence, runtime_checkable
+
+if TYPE_CHECKING:
+    from ikigai_core.lifecycle import ToolRunner
 
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Tool names every provider accepts (spec decision 3)."""
@@ -26,12 +29,15 @@ class ToolCandidate:
     :param command: the argv that runs the tool; ``--schema`` is appended to ask for its schema.
     :param path: the file behind the tool, if any; keys the schema cache.
     :param schema: the schema, when the source already knows it (no ``--schema`` call then).
+    :param runner: for a tool living in a process the source keeps alive (an MCP session):
+        what runs its calls instead of ``command``. Give ``schema`` with it.
     """
 
     name: str
     command: tuple[str, ...]
     path: Path | None = None
     schema: Mapping[str, Any] | None = None
+    runner: ToolRunner | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,7 @@ class ToolSource(Protocol):
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool in the registry: a validated schema and the command that runs it."""
+    """A tool in the registry: a validated schema and the command (or runner) that runs it."""
 
     name: str
     description: str
@@ -89,6 +95,7 @@ class Tool:
     source: str
     path: Path | None = None
     schema: Mapping[str, Any] = field(default_factory=dict)
+    runner: ToolRunner | None = field(default=None, compare=False)
 
     @property
     def location(self) -> str:

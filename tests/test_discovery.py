@@ -13,6 +13,7 @@ import pytest
 
 from ikigai_core import SkippedTool, ToolCandidate, ToolScan, hookimpl
 from ikigai_core.config import Settings
+from ikigai_core.notices import Notices
 from ikigai_core.discovery import (
     DirectorySource,
     Discovery,
@@ -40,8 +41,8 @@ def project(tmp_path):
     return root
 
 
-def run(pm, home, cwd, **settings):
-    return discover(pm, home=home, cwd=cwd, settings=Settings(**settings))
+def run(pm, home, cwd, notices=None, **settings):
+    return discover(pm, home=home, cwd=cwd, settings=Settings(**settings), notices=notices)
 
 
 def user_tools(home: Path) -> Path:
@@ -245,8 +246,10 @@ def test_corrupt_cache_is_rebuilt(pm, isolated_home, make_tool, tmp_path):
 def test_unwritable_cache_only_warns(pm, isolated_home, make_tool, tmp_path, capsys):
     make_tool(user_tools(isolated_home), "ok-tool")
     (isolated_home / "cache").write_text("a file where the cache directory should be")
-    assert "ok" in run(pm, isolated_home, tmp_path)
-    assert "cannot write the schema cache" in capsys.readouterr().err
+    notices = Notices()
+    assert "ok" in run(pm, isolated_home, tmp_path, notices)
+    assert "cannot write the schema cache" in [n.message for n in notices][0]
+    assert capsys.readouterr() == ("", "")  # the core reports; only the CLI prints
 
 
 def test_untrusted_project_tools_never_run(pm, isolated_home, make_tool, project):
@@ -352,17 +355,19 @@ class Raising:
         raise OSError("scan bug")
 
 
-@pytest.mark.parametrize(("where", "what"), [("hook", "ikigai_tool_sources: RuntimeError: plugin bug"),
+@pytest.mark.parametrize(("where", "what"), [("hook", "in ikigai_tool_sources: RuntimeError: plugin bug"),
                                              ("scan", "scanning tool source 'raising': OSError")])
 def test_third_party_source_that_raises_is_reported_and_skipped(
     pm, isolated_home, make_tool, tmp_path, capsys, where, what
 ):
     make_tool(user_tools(isolated_home), "ok-tool")
     pm.register(Raising(where), name="acme")
-    assert "ok" in run(pm, isolated_home, tmp_path)
-    err = capsys.readouterr().err
-    assert f"ikigai: plugin 'acme' failed in {what}" in err
-    assert "IKIGAI_DISABLE_PLUGINS=acme" in err
+    notices = Notices()
+    assert "ok" in run(pm, isolated_home, tmp_path, notices)
+    [notice] = notices
+    assert f"plugin 'acme' failed {what}" in notice.message and notice.plugin == "acme"
+    assert "IKIGAI_DISABLE_PLUGINS=acme" in notice.message
+    assert capsys.readouterr() == ("", "")
 
 
 def test_background_discovery_failure_is_raised_on_wait(isolated_home, tmp_path):

@@ -14,7 +14,8 @@ import pytest
 
 from ikigai_core import hookimpl
 from ikigai_core.config import Settings
-from ikigai_core.execution import call_tool, execute, validate_arguments
+from ikigai_core.execution import execute, invalid_params, validate_arguments
+from tests.support.calls import call_tool
 from ikigai_core.outcome import (
     INVALID_OUTPUT,
     INVALID_PARAMS,
@@ -340,8 +341,9 @@ FILE_READ = {
 def test_invalid_arguments_name_the_field_and_the_rule(tmp_path, arguments, message):
     tool = as_tool(tmp_path / "file-read-tool", FILE_READ)
 
-    expected = f"Invalid arguments for tool 'file_read': {message}"
-    assert validate_arguments(tool, arguments) == expected
+    assert validate_arguments(tool, arguments) == message
+    assert invalid_params("file_read", message).error == (
+        f"Invalid arguments for tool 'file_read': {message}")
 
 
 def test_valid_arguments_pass(tmp_path):
@@ -367,9 +369,7 @@ def test_long_rule_is_cut_to_one_short_line(tmp_path):
 def test_arguments_must_be_an_object(tmp_path, arguments, kind):
     tool = as_tool(tmp_path / "x-tool")
 
-    assert validate_arguments(tool, arguments) == (
-        f"Arguments for tool 'x' must be a JSON object, got {kind}"
-    )
+    assert validate_arguments(tool, arguments) == f"they must be a JSON object, got {kind}"
 
 
 def test_invalid_arguments_never_start_the_tool(tmp_path, make_tool, pm):
@@ -402,8 +402,7 @@ def test_a_new_tool_object_gets_its_own_schema(tmp_path):
 
     new = as_tool(tmp_path / "x-tool", {"type": "object", "required": ["b"]})
 
-    expected = "Invalid arguments for tool 'x': missing required field 'b'"
-    assert validate_arguments(new, {"a": 1}) == expected
+    assert validate_arguments(new, {"a": 1}) == "missing required field 'b'"
 
 
 def test_listing_tools_does_not_import_jsonschema():

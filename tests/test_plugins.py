@@ -6,6 +6,7 @@ import pytest
 
 from ikigai_core import hookimpl
 from ikigai_core.errors import PluginError, UsageError
+from ikigai_core.notices import Notices
 from ikigai_core.plugins import (
     DEFAULT_PLUGINS,
     disabled_plugin_names,
@@ -40,13 +41,16 @@ def test_entry_point_plugin_is_loaded_and_listed(site):
 
 def test_broken_plugin_is_reported_and_skipped(site, capsys):
     site("ikigai-acme", "acme", "import acme_sdk_that_does_not_exist\n")
-    pm = get_plugin_manager(environ={})
+    notices = Notices()
+    pm = get_plugin_manager(environ={}, notices=notices)
     assert pm.get_plugin("acme") is None
     assert pm.get_plugin("ikigai_core.envelope") is not None
-    err = capsys.readouterr().err
-    assert err.startswith("ikigai: plugin 'acme' (ikigai-acme 0.3) failed to load: "
-                          "ModuleNotFoundError: No module named 'acme_sdk_that_does_not_exist'")
-    assert "skipped. Disable it with IKIGAI_DISABLE_PLUGINS=acme" in err
+    [notice] = notices
+    assert notice.message.startswith(
+        "plugin 'acme' (ikigai-acme 0.3) failed to load: "
+        "ModuleNotFoundError: No module named 'acme_sdk_that_does_not_exist'")
+    assert "skipped. Disable it with IKIGAI_DISABLE_PLUGINS=acme" in notice.message
+    assert capsys.readouterr() == ("", "")
 
 
 def test_plugin_with_misspelled_hook_is_skipped_with_a_hint(site, capsys):
@@ -56,10 +60,11 @@ def test_plugin_with_misspelled_hook_is_skipped_with_a_hint(site, capsys):
         def ikigai_tool_source():
             return []
     """)
-    pm = get_plugin_manager(environ={})
+    notices = Notices()
+    pm = get_plugin_manager(environ={}, notices=notices)
     assert pm.get_plugin("acme") is None
     assert ("unknown hook 'ikigai_tool_source' (did you mean 'ikigai_tool_sources'?); skipped"
-            in capsys.readouterr().err)
+            in [n.message for n in notices][0])
 
 
 def test_blocked_entry_point_is_not_even_imported(site):
@@ -73,9 +78,13 @@ def test_envelope_cannot_be_disabled():
         get_plugin_manager(environ={"IKIGAI_DISABLE_PLUGINS": "ikigai_core.envelope"})
 
 
-class FakeProvider:
-    def __init__(self, name: str) -> None:
-        self.name = name
+def FakeProvider(name: str):
+    """The real OpenAI provider under another name."""
+    from ikigai_provider_openai.serializer import OpenAISerializer
+
+    provider = OpenAISerializer()
+    provider.name = name
+    return provider
 
 
 def provider_plugin(*names: str):
@@ -110,7 +119,7 @@ def test_duplicate_provider_names_are_an_error_naming_both_plugins():
     pm.register(provider_plugin("openai"), name="ikigai_provider_openai")
     pm.register(provider_plugin("openai"), name="acme")
     with pytest.raises(PluginError, match="'openai' is registered by both "
-                                          "'ikigai_provider_openai' and 'acme'"):
+                                          "'acme' and 'ikigai_provider_openai'"):
         collect_providers(pm)
 
 

@@ -17,6 +17,7 @@ from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, repor
 from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.output import echo_json, printable, warn
+from ikigai_core.prompt import system_prompt
 from ikigai_core.providers import collect_providers, get_provider
 from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.transport import api_key
@@ -47,8 +48,8 @@ def choose_provider(app: App, name: str | None) -> ProviderSerializer:
     """``--provider`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key set."""
     name = name or app.settings.provider
     if name:
-        return get_provider(app.pm, name)
-    providers = collect_providers(app.pm)
+        return get_provider(app.pm, name, app.notices)
+    providers = collect_providers(app.pm, app.notices)
     for provider in providers.values():
         if any(app.environ.get(var) for var in provider.api_key_env):
             return provider
@@ -153,7 +154,7 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
             stream: bool) -> None:
     """Print the request body ikigai would send for PROMPT, with every tool (no network, no key)."""
     chosen = choose_provider(app, provider)
-    conversation = Conversation()
+    conversation = Conversation(system=system_prompt(app))
     conversation.add(UserMessage(prompt))
     body = build_request(chosen, conversation, _discovered(app),
                          model=choose_model(app, chosen, model), stream=stream)
@@ -171,7 +172,7 @@ def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: 
     agent = _agent(app, terminal, provider, model, stream, max_turns)
     agent.registry = _discovered(app)
     try:
-        reply = agent.run(Conversation(), prompt)
+        reply = agent.run(Conversation(system=system_prompt(app)), prompt)
     finally:
         terminal.end_line()
     report_empty(reply)
@@ -245,7 +246,7 @@ class _Chat:
         self.agent = agent
         self.discovery = discovery
         self.terminal = terminal
-        self.conversation = Conversation()
+        self.conversation = Conversation(system=system_prompt(app))
         self.registry: Registry | None = None
 
     def handle(self, line: str) -> bool:

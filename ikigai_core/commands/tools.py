@@ -14,7 +14,6 @@ from ikigai_core.errors import IkigaiError
 from ikigai_core.output import dumps, echo_json, printable, warn
 from ikigai_core.registry import Registry
 from ikigai_core.strictjson import loads
-from ikigai_core.outcome import INVALID_PARAMS, ToolOutcome
 from ikigai_core.tools import Tool
 
 pass_app = click.make_pass_decorator(App)
@@ -107,22 +106,21 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     if args_json is None and sys.stdin.isatty():
         warn("reading the arguments as JSON from the terminal; end with Ctrl-D")
     data = sys.stdin.buffer.read() if args_json is None else os.fsencode(args_json)
+    registry = app.registry()
     try:
         arguments: Any = loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        error = f"Invalid arguments for tool '{name}': not valid UTF-8 (byte {exc.start})"
-        outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
+        called = app.executor.call(registry, name, None,
+                                   unparsed=f"not valid UTF-8 (byte {exc.start})")
     except ValueError as exc:
-        error = f"Invalid arguments for tool '{name}': not valid JSON ({exc})"
-        outcome = ToolOutcome(name, error=error, error_code=INVALID_PARAMS)
+        called = app.executor.call(registry, name, None, unparsed=f"not valid JSON ({exc})")
     else:
-        registry = app.registry()
-        outcome = app.run_call(registry, name, arguments)
+        called = app.executor.call(registry, name, arguments)
         missing = None if name in registry else why_missing(registry, name)
         if missing:
             warn(missing)
-    click.echo(dumps(app.wrap(outcome), indent=2))
-    sys.exit(0 if outcome.success else 1)
+    click.echo(dumps(called.envelope, indent=2))
+    sys.exit(0 if called.outcome.success else 1)
 
 
 @click.command("refresh")
@@ -137,7 +135,7 @@ def refresh_tools(app: App) -> Registry:
     from ikigai_core.snapshot import Snapshot
 
     registry = app.registry(refresh=True)
-    changes = Snapshot(app.home).update(registry)
+    changes = Snapshot(app.home).update(registry, app.notices)
     click.echo(f"Tools refreshed. {len(registry)} tools available.")
     for label, names in (("Added", changes.added), ("Removed", changes.removed),
                          ("Changed", changes.changed)):

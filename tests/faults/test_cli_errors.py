@@ -128,6 +128,7 @@ def test_home_that_is_a_file_in_process(tmp_path, capsys):
     """The same faults without a subprocess: clear errors, a warning for the snapshot."""
     from ikigai_core.config import load_settings
     from ikigai_core.errors import ConfigError
+    from ikigai_core.notices import Notices
     from ikigai_core.registry import Registry
     from ikigai_core.snapshot import Snapshot
     from ikigai_core.trust import TrustStore
@@ -138,5 +139,6 @@ def test_home_that_is_a_file_in_process(tmp_path, capsys):
         TrustStore(home).trust(tmp_path)
     with pytest.raises(ConfigError, match="cannot read .*config.json"):
         load_settings(home, {})
-    assert Snapshot(home).update(Registry()).added == []
-    assert "cannot write" in capsys.readouterr().err
+    notices = Notices()
+    assert Snapshot(home).update(Registry(), notices).added == []
+    assert "cannot write" in [n.message for n in notices][0]

@@ -78,7 +78,7 @@ def test_an_envelope_plugin_wraps_its_result_too():
 
     app = App()
     app.pm.register(FlatEnvelope(), name="flat-envelope")
-    envelope = app.call_tool(app.registry(), "word_count", {"text": "one two"})
+    envelope = app.executor.call(app.registry(), "word_count", {"text": "one two"}).envelope
     assert envelope == {"ok": True, "tool": "word_count",
                         "data": {"words": 2, "lines": 1, "characters": 7}}
 

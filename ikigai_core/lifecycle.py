@@ -1,0 +1,147 @@
+"""What the tool-call lifecycle hooks receive and answer.
+
+One call goes: look up the tool, validate the arguments, ``ikigai_before_tool_call``
+(allow, deny, or replace the arguments), run it (a fresh process, after
+``ikigai_tool_process``, or a long-lived :class:`ToolRunner`), ``ikigai_after_tool_call``,
+then the envelope (``ikigai_wrap_result``).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ikigai_core.config import Settings
+    from ikigai_core.outcome import ToolOutcome
+    from ikigai_core.tools import Tool
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Where and for whom tool calls run; the same for every call of one invocation.
+
+    :param cwd: the directory tools run in.
+    :param home: ``$IKIGAI_HOME``.
+    :param environ: the environment ikigai was started with (tools get a copy of it,
+        after ``ikigai_tool_process``).
+    :param settings: the invocation's settings.
+    :param ask_user: shows the user one question and returns the line they answered,
+        or ``None`` when nobody can answer (no terminal, Ctrl-C). ``None`` itself when the
+        front end cannot ask at all (``ask`` without a terminal, a library caller).
+    """
+
+    cwd: Path
+    home: Path
+    environ: Mapping[str, str]
+    settings: Settings
+    ask_user: Callable[[str], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """One tool call about to run, as ``ikigai_before_tool_call`` sees it.
+
+    :param tool: the registry tool.
+    :param arguments: the arguments, already valid against ``tool.parameters``.
+    :param context: where and for whom it runs.
+    :param call_id: the provider's id for the call, when the model made it.
+    """
+
+    tool: Tool
+    arguments: Mapping[str, Any]
+    context: CallContext
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class CallDecision:
+    """A plugin's answer to ``ikigai_before_tool_call``. Build one with the class methods.
+
+    :param action: ``allow``, ``deny`` or ``replace``.
+    :param reason: why (shown to the model on ``deny``, and recorded).
+    :param arguments: the new arguments on ``replace`` (validated again before the call).
+    """
+
+    action: str
+    reason: str = ""
+    arguments: Mapping[str, Any] | None = None
+
+    @classmethod
+    def allow(cls, reason: str = "") -> CallDecision:
+        """Let the call run (the same as answering ``None``, but recorded with a reason)."""
+        return cls("allow", reason)
+
+    @classmethod
+    def deny(cls, reason: str) -> CallDecision:
+        """Stop the call: no process starts, the model gets ``TOOL_DENIED`` and ``reason``."""
+        return cls("deny", reason)
+
+    @classmethod
+    def replace(cls, arguments: Mapping[str, Any], reason: str = "") -> CallDecision:
+        """Run the call with ``arguments`` instead of the model's."""
+        return cls("replace", reason, dict(arguments))
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One finished call, as ``ikigai_after_tool_call`` sees it.
+
+    :param name: the tool name the model asked for (there may be no such tool).
+    :param tool: the registry tool, or ``None`` when it was not found.
+    :param arguments: the arguments the call ran with (or was refused with).
+    :param outcome: what happened.
+    :param duration: seconds from the start of the lifecycle to the outcome.
+    :param context: where and for whom it ran.
+    :param call_id: the provider's id for the call, when the model made it.
+    """
+
+    name: str
+    tool: Tool | None
+    arguments: Any
+    outcome: ToolOutcome
+    duration: float
+    context: CallContext
+    call_id: str | None = None
+
+
+@dataclass
+class ProcessSpec:
+    """A tool process about to start; ``ikigai_tool_process`` plugins change it in place.
+
+    :param tool: the tool's name.
+    :param purpose: ``call`` (running a call) or ``schema`` (asking ``--schema``).
+    :param argv: the command line; a sandbox wraps it (``["bwrap", ..., *argv]``).
+    :param env: the whole environment the process gets.
+    :param cwd: the directory it starts in.
+    """
+
+    tool: str
+    purpose: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path | None = None
+
+
+@runtime_checkable
+class ToolRunner(Protocol):
+    """Runs the calls of tools that live in a process a source keeps alive (an MCP session).
+
+    A source sets it on its :class:`~ikigai_core.tools.ToolCandidate`. The executor still
+    validates the arguments, calls the lifecycle hooks, enforces the timeout (it stops
+    waiting and sets ``cancelled``) and the output budget (on the JSON size of the
+    result), and wraps the outcome.
+    """
+
+    def call(
+        self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
+        cancelled: threading.Event,
+    ) -> ToolOutcome:
+        """Run one call and say what happened (``ToolOutcome.result`` on success).
+
+        Stop soon after ``cancelled`` is set (the executor has reported a timeout).
+        """
+        ...
+
