@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import statistics
 import subprocess
 import time
@@ -36,3 +37,35 @@ def interleaved(cases: Mapping[str, Callable[[], object]], rounds: int) -> dict[
 def ms(seconds: float) -> str:
     """``12.3 ms``."""
     return f"{seconds * 1000:.1f} ms"
+
+
+def measured(cases: dict, rounds: int) -> dict[str, tuple[float, float]]:
+    """Median (wall seconds, CPU seconds of the child) per case, the cases taking turns.
+
+    CPU time (user + system) is what the process itself costs; wall time also counts the time
+    it waited for a core, which on a busy machine hurts the longer-running process most.
+    """
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    for _ in range(rounds):
+        for name, fn in cases.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            fn()
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            samples[name].append((wall, cpu))
+    return {
+        name: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
+        for name, runs in samples.items()
+    }
+
+
+def report(title: str, medians: dict[str, tuple[float, float]], target: float) -> None:
+    """Print both medians and their ratios, by wall-clock and by CPU time."""
+    (ours_name, (ours_wall, ours_cpu)), (theirs_name, (theirs_wall, theirs_cpu)) = medians.items()
+    wall, cpu = ours_wall / theirs_wall, ours_cpu / max(theirs_cpu, 1e-6)
+    verdict = "ok" if wall <= target else "OVER TARGET"
+    print(f"{title}: {ours_name} {ms(ours_wall)} vs {theirs_name} {ms(theirs_wall)}"
+          f" -> {wall:.2f}x wall (target <= {target}x, {verdict});"
+          f" CPU {ms(ours_cpu)} vs {ms(theirs_cpu)} -> {cpu:.2f}x", flush=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import deque
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -131,7 +132,8 @@ def _prefix(text: str, room: int) -> str:
 
 def _suffix(text: str, room: int) -> str:
     """The longest suffix of ``text`` whose JSON form fits in ``room`` bytes."""
-    return _prefix(text[::-1], room)[::-1]
+    end = text[-max(room, 0):] if room > 0 else ""  # every character costs at least a byte
+    return _prefix(end[::-1], room)[::-1]
 
 
 def _marker(omitted: int, hint: str, head: str, tail: str) -> str:
@@ -214,3 +216,54 @@ def _snap_tail(tail: str) -> str:
 def _widen(hint: str, big: int) -> str:
     """``hint`` with every number replaced by ``big``: an upper bound on its size."""
     return re.sub(r"\d+", str(big), hint)
+
+
+class Lines:
+    """Result lines kept within ``limit`` bytes: the first lines up to ``limit`` bytes, then
+    only the last ones (at least ``limit`` bytes of them); ``count`` and ``total`` count all.
+
+    ``full`` says the head is spent: a caller that can find the tail another way stops feeding.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.head: list[str] = []
+        self.tail: deque[str] = deque()
+        self.count = self.total = self.head_bytes = self.tail_bytes = 0
+        self.gap = False
+
+    def add(self, line: str) -> None:
+        """Add one line (without its newline)."""
+        size = len(line.encode("utf-8", "surrogatepass")) + 1
+        self.count += 1
+        self.total += size
+        if self.head_bytes < self.limit:
+            self.head.append(line)
+            self.head_bytes += size
+            return
+        self.tail.append(line)
+        self.tail_bytes += size
+        while self.tail_bytes - len(self.tail[0]) - 1 > self.limit:
+            self.tail_bytes -= len(self.tail.popleft().encode("utf-8", "surrogatepass")) + 1
+            self.gap = True
+
+    @property
+    def full(self) -> bool:
+        """True when the head holds ``limit`` bytes."""
+        return self.head_bytes >= self.limit
+
+    def last(self) -> list[str]:
+        """The kept lines at the end: everything unless lines were dropped."""
+        return list(self.tail) if self.gap else self.head + list(self.tail)
+
+
+def joined(front: Lines, back: list[Lines], skipped: bool) -> Text:
+    """The text of ``front``'s lines then ``back``'s (earliest first); ``skipped`` says lines
+    between them were never looked at, so ``total_bytes`` is then a lower bound."""
+    ends = [line for part in back for line in part.last()]
+    total = front.total + sum(part.total for part in back) - 1
+    if not (skipped or front.gap or any(part.gap for part in back)):
+        return Text("\n".join(front.head + list(front.tail) + ends), total_bytes=max(total, 0))
+    if not back:
+        ends = list(front.tail)
+    return Text("\n".join(front.head) + "\n", "\n".join(ends), total)

@@ -10,18 +10,27 @@ import re
 
 from ikigai_tools_builtin._posix import PatternError, glob_part, glob_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 Active = list  # of (Rules, cut, add): a path ``rel`` below the walk root is ``add + rel[cut:]``
 
 
 class Rules:
-    """The rules of one ``.gitignore`` file, matched against paths relative to its directory."""
+    """The rules of one ``.gitignore`` file, matched against paths relative to its directory.
+
+    All rules are compiled into one alternation, last rule first, so one ``fullmatch`` per
+    path finds the rule that decides (a path used to be tried against each rule in turn).
+    """
 
     def __init__(self, text: str) -> None:
-        self.rules: list[tuple[re.Pattern, bool, bool]] = []
-        for line in text.splitlines():
-            rule = _parse(line)
-            if rule:
-                self.rules.append(rule)
+        rules = [rule for rule in map(_parse, text.splitlines()) if rule]
+        self.rules = rules
+        self._negated = [negate for _, negate, _ in reversed(rules)]
+        self._any = _combine([regex for regex, _, _ in reversed(rules)])
+        self._files = _combine([regex if not dir_only else "(?!)" for regex, _, dir_only
+                                in reversed(rules)])
 
     @classmethod
     def load(cls, directory: str) -> Rules | None:
@@ -35,13 +44,18 @@ class Rules:
 
     def verdict(self, rel: str, is_dir: bool) -> bool | None:
         """True (ignored), False (re-included by ``!``) or None (no rule matches ``rel``)."""
-        for regex, negate, dir_only in reversed(self.rules):
-            if (is_dir or not dir_only) and regex.fullmatch(rel):
-                return not negate
-        return None
+        found = (self._any if is_dir else self._files)(rel)
+        if found is None:
+            return None
+        return not self._negated[(found.lastindex or 1) - 1]
 
 
-def _parse(line: str) -> tuple[re.Pattern, bool, bool] | None:
+def _combine(regexes: list[str]) -> Callable[[str], re.Match | None]:
+    """One ``fullmatch`` over the alternation of ``regexes``; group ``n`` is the ``n``-th."""
+    return re.compile("|".join(f"({regex})" for regex in regexes), re.DOTALL).fullmatch
+
+
+def _parse(line: str) -> tuple[str, bool, bool] | None:
     """One rule: (regex over the relative path, negated, directories only), or None."""
     if line.endswith("\r"):
         line = line[:-1]
@@ -63,7 +77,7 @@ def _parse(line: str) -> tuple[re.Pattern, bool, bool] | None:
             regex = "(?:.*/)?" + glob_part(line, hidden_literal=False)
     except PatternError:
         return None
-    return re.compile(regex, re.DOTALL), negate, dir_only
+    return regex, negate, dir_only
 
 
 def ignored(rel: str, is_dir: bool, active: Active) -> bool:

@@ -4,6 +4,11 @@ Python's ``re`` reads several POSIX constructs differently; the translators belo
 documented POSIX meaning hold: bracket classes such as ``[[:alpha:]]``, a backslash that is
 literal inside brackets, ``]`` first in a bracket, ``\\<``/``\\>``, a leading ``*``, stacked
 repetitions (``a**``), and ``(?`` (literal in ERE, an extension in Python).
+
+:func:`ere` also writes ripgrep's (Rust) syntax, for grep's fast path. Both translations agree
+on bytes that are not UTF-8: grep decodes them to lone surrogates (``surrogateescape``), which
+``.``, negated brackets and ``\\W``/``\\S``/``\\D`` never match, as Rust's regex never
+matches invalid UTF-8 with them.
 """
 
 from __future__ import annotations
@@ -20,22 +25,37 @@ CLASSES = {
     "blank": " \\t",
     "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
     "xdigit": "0-9A-Fa-f",
-    "cntrl": "\\x00-\\x1f\\x7f",
+    "cntrl": "\\x00-\\x09\\x0b-\\x1f\\x7f",  # not the newline: matches stay within a line
     "print": "\\x20-\\x7e",
     "graph": "\\x21-\\x7e",
     "word": "a-zA-Z0-9_",
 }
 
 
+NOT_UTF8 = "\\udc80-\\udcff"  # the lone surrogates ``surrogateescape`` decodes bad bytes to
+
+
 class PatternError(ValueError):
     """A pattern that cannot be translated; the message says why."""
 
 
-def bracket(pattern: str, start: int, negations: str = "^") -> tuple[str, int]:
+class Unsupported(PatternError):
+    """A valid pattern that ripgrep cannot run (a back-reference): grep searches in Python."""
+
+
+def rust_escape(text: str) -> str:
+    """``text`` as a literal in Rust regex syntax, inside or outside brackets."""
+    return "".join(c if c.isalnum() or not c.isascii() else f"\\x{{{ord(c):02x}}}" for c in text)
+
+
+def bracket(
+    pattern: str, start: int, negations: str = "^", outside: str = "\\n", escape=re.escape
+) -> tuple[str, int]:
     """Translate the bracket expression opening at ``pattern[start] == "["``.
 
-    Returns the Python character set and the index just past the closing ``]``. A negated set
-    never matches a newline, so a grep match stays within one line.
+    Returns the character set and the index just past the closing ``]``. A negated set never
+    matches ``outside`` (a newline, so a grep match stays within one line); ``escape`` writes
+    a literal character (Python's by default).
 
     :raises PatternError: the bracket is not closed, or names an unknown class.
     """
@@ -73,12 +93,12 @@ def bracket(pattern: str, start: int, negations: str = "^") -> tuple[str, int]:
             high = pattern[i + 1]
             if high < char:
                 raise PatternError(f"invalid range {char}-{high}")
-            items.append(f"{re.escape(char)}-{re.escape(high)}")
+            items.append(f"{escape(char)}-{escape(high)}")
             i += 2
         else:
-            items.append(re.escape(char))
+            items.append(escape(char))
     body = "".join(items)
-    return (f"[^{body}\\n]" if negate else f"[{body}]"), i + 1
+    return (f"[^{body}{outside}]" if negate else f"[{body}]"), i + 1
 
 
 def glob_part(part: str, hidden_literal: bool = True) -> str:
@@ -135,15 +155,18 @@ def unescape(part: str) -> str:
     return re.sub(r"\\(.)", r"\1", part)
 
 
-def ere(pattern: str) -> str:
-    """Translate a POSIX extended regular expression to Python ``re`` syntax.
+def ere(pattern: str, rust: bool = False) -> str:
+    """Translate a POSIX extended regular expression to Python ``re`` syntax (or Rust's).
 
     Newlines in ``pattern`` separate alternatives (as in grep).
 
     :raises PatternError: a construct that is invalid in ERE (``re.compile`` checks the rest).
+    :raises Unsupported: with ``rust``, a construct Rust's regex lacks.
     """
     if "\n" in pattern:
-        return "|".join(f"(?:{ere(line)})" for line in pattern.split("\n"))
+        return "|".join(f"(?:{ere(line, rust)})" for line in pattern.split("\n"))
+    escape = rust_escape if rust else re.escape
+    outside = "\\n" if rust else "\\n" + NOT_UTF8
     out: list[str] = []
     groups: list[int] = []
     atom = -1  # index in ``out`` where the last atom starts; -1 when no atom precedes
@@ -152,7 +175,7 @@ def ere(pattern: str) -> str:
     while i < len(pattern):
         char = pattern[i]
         if char in "*+?{" and atom < 0:  # nothing to repeat: literal in ERE, as in GNU grep
-            out.append(re.escape(char))
+            out.append(escape(char))
             atom, quantified = len(out) - 1, False
             i += 1
             continue
@@ -161,14 +184,14 @@ def ere(pattern: str) -> str:
             if char == "{":
                 close = pattern.find("}", i)
                 if close < 0 or not re.fullmatch(r"\d+(,\d*)?|,\d+", pattern[i + 1 : close]):
-                    out.append("\\{")
+                    out.append(escape("{"))
                     atom, quantified = len(out) - 1, False
                     i += 1
                     continue
                 end = close + 1
             if quantified:
                 out[atom:] = ["(?:" + "".join(out[atom:]) + ")"]
-            out.append(pattern[i:end])
+            out.append(pattern[i:end].replace("{,", "{0,"))
             quantified = True
             i = end
             continue
@@ -189,7 +212,7 @@ def ere(pattern: str) -> str:
             out.append(char)
             atom = -1
         elif char == "[":
-            regex, i = bracket(pattern, i)
+            regex, i = bracket(pattern, i, outside=outside, escape=escape)
             atom = len(out)
             out.append(regex)
             continue
@@ -198,26 +221,32 @@ def ere(pattern: str) -> str:
                 raise PatternError("Trailing backslash")
             i += 1
             atom = len(out)
-            out.append(_escape(pattern[i]))
+            out.append(_escape(pattern[i], rust))
         else:
             atom = len(out)
-            out.append(char if char == "." else re.escape(char))
+            out.append(("." if rust else f"[^{outside}]") if char == "." else escape(char))
         i += 1
     if groups:
         raise PatternError("Unmatched ( or \\(")
     return "".join(out)
 
 
-def _escape(char: str) -> str:
+def _escape(char: str, rust: bool) -> str:
     """Translate the escape ``\\char``: GNU word boundaries, classes kept to one line."""
+    if char == "s":
+        return r"[^\S\n]"
+    if rust:
+        if char.isdigit():
+            raise Unsupported("back-references")
+        return "\\" + char if char in "<>WDSwbd" else rust_escape(char)
     if char == "<":
         return r"\b(?=\w)"
     if char == ">":
         return r"\b(?<=\w)"
-    if char == "s":
-        return r"[^\S\n]"
     if char in "WD":
-        return f"[^\\{char.lower()}\\n]"
-    if char in "Swbd" or char.isdigit():
+        return f"[^\\{char.lower()}\\n{NOT_UTF8}]"
+    if char == "S":
+        return f"[^\\s{NOT_UTF8}]"
+    if char in "wbd" or char.isdigit():
         return "\\" + char
     return re.escape(char)

@@ -3,6 +3,12 @@
 Recursive; skips hidden files and directories, symlinks, special files, files ignored by
 ``.gitignore``, binary files (a NUL byte in the first 8 KiB) and anything unreadable.
 Output lines are ``file:LINE: text``, sorted by file then line.
+
+Two engines give the same answer: ripgrep (see :mod:`._ripgrep`) when it is installed and can
+run the search, else the Python reference below. With an output budget
+(``IKIGAI_MAX_OUTPUT_BYTES``) memory stays bounded: once the sorted output is known to exceed
+it, only the files at its start and at its end are searched, until each end holds the budget,
+so ``count`` and ``truncated.total_bytes`` then count the lines seen: lower bounds.
 """
 
 from __future__ import annotations
@@ -11,8 +17,10 @@ import os
 import re
 from collections.abc import Callable, Iterator
 
+from ikigai_tools_builtin import _ripgrep
+from ikigai_tools_builtin._budget import Lines, Text, budget, joined
 from ikigai_tools_builtin._gitignore import Active, Rules, ancestors, ignored
-from ikigai_tools_builtin._posix import PatternError, ere, glob_part, glob_path
+from ikigai_tools_builtin._posix import PatternError, Unsupported, ere, glob_part, glob_path
 from ikigai_tools_builtin._protocol import run_tool
 from ikigai_tools_builtin._walk import entries, join
 
@@ -35,7 +43,7 @@ SCHEMA = {
         "required": ["pattern"],
     },
 }
-BLOCK = 1 << 24  # files are searched in blocks of this size, cut at a line end
+BLOCK = 1 << 20  # files are searched in blocks of this size, cut at a line end
 BINARY_PROBE = 8192
 
 
@@ -47,15 +55,57 @@ def handle(args: dict) -> dict:
         return {"error": f"Invalid pattern: {exc}", "error_code": "INVALID_PATTERN"}
     wanted = _file_filter(args.get("glob") or "")
     base = args.get("path") or "."  # seed 001: an empty path is the current directory
-    if os.path.isdir(base):
-        files = sorted(_walk(base, wanted))
-    else:
-        files = [base] if os.path.isfile(base) else []
-    lines = []
-    for path in files:
-        for number, text in _matches(path, search):
-            lines.append(f"{path}:{number}: {text}")
-    return {"output": "\n".join(lines), "count": len(lines)}
+    limit = budget()
+    if not os.path.isdir(base):
+        return _result([base] if os.path.isfile(base) else [], search, limit)
+    found = _fast(args["pattern"], base, wanted, limit, search)
+    if found is not None:
+        return {"output": found[0], "count": found[1]}
+    return _result(sorted(_walk(base, wanted)), search, limit)
+
+
+def _fast(pattern: str, base: str, wanted: Callable[[str, str], bool], limit: int | None,
+          search: Callable) -> tuple[str, int] | None:
+    """Every output line, found by ripgrep; ``None`` when Python must search (see ``_ripgrep``)."""
+    rg = _ripgrep.binary()
+    if rg is None or not _ripgrep.usable(base):
+        return None
+    try:
+        regex = ere(pattern, rust=True)
+    except Unsupported:
+        return None
+    return _ripgrep.search(rg, regex, base, wanted, limit, lambda path: _lines(path, search))
+
+
+def _result(files: list[str], search: Callable, limit: int | None) -> dict:
+    """Search ``files`` in order; within ``limit`` bytes only the start and the end."""
+    if limit is None:
+        found = [line for path in files for line in _lines(path, search)]
+        return {"output": "\n".join(found), "count": len(found)}
+    front = Lines(limit)
+    done = len(files)
+    for index, path in enumerate(files):
+        for line in _lines(path, search):
+            front.add(line)
+        if front.full:
+            done = index + 1
+            break
+    back: list[Lines] = []
+    end = len(files)
+    while end > done and sum(part.total for part in back) < limit:
+        end -= 1
+        part = Lines(limit)
+        for line in _lines(files[end], search):
+            part.add(line)
+        back.insert(0, part)
+    text: Text = joined(front, back, end > done)
+    return {"output": text, "count": front.count + sum(part.count for part in back)}
+
+
+def _lines(path: str, search: Callable) -> Iterator[str]:
+    """The output lines for ``path``."""
+    for number, text in _matches(path, search):
+        yield f"{path}:{number}: {text}"
 
 
 def _file_filter(pattern: str) -> Callable[[str, str], bool]:
@@ -104,15 +154,22 @@ def _matches(path: str, search: Callable) -> Iterator[tuple[int, str]]:
     try:
         before = 0  # lines in the blocks already searched
         for block, more in _blocks(fd):
-            text = block.decode("utf-8", "replace")
+            text = block.decode("utf-8", "surrogateescape")  # see _posix: bad bytes never match
             for number, line in _search_block(text, search):
-                yield before + number, line
+                yield before + number, _shown(line)
             if more:
                 before += block.count(b"\n")
     except OSError:
         return
     finally:
         os.close(fd)
+
+
+def _shown(line: str) -> str:
+    """``line`` as printed: bytes that are not UTF-8 become U+FFFD, as ``decode`` replaces."""
+    if line.isascii():
+        return line
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _blocks(fd: int) -> Iterator[tuple[bytes, bool]]:

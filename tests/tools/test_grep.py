@@ -267,3 +267,17 @@ def test_huge_file_is_searched_in_blocks_with_right_line_numbers(run_tool, tmp_p
     count = (40 << 20) // len(line)
     write(tmp_path, "big", line * count + "needle\n")
     assert grep(run_tool, tmp_path, "needle") == {"output": f"./big:{count + 1}: needle", "count": 1}
+
+
+@pytest.mark.parametrize("engine", [{}, {"IKIGAI_RIPGREP": ""}], ids=["ripgrep", "python"])
+def test_budget_reads_the_start_and_the_end_but_not_the_middle(run_tool, tmp_path, engine):
+    for n in range(200):
+        write(tmp_path, f"f{n:03d}", "".join(f"match {i}\n" for i in range(100)))
+    env = {"IKIGAI_MAX_OUTPUT_BYTES": "4096", **engine}
+    run = run_tool("grep", {"pattern": "match"}, cwd=tmp_path, env=env)
+    assert len(run.stdout) <= 4096
+    assert run.result["output"].startswith("./f000:1: match 0\n")
+    assert run.result["output"].endswith("./f199:100: match 99")
+    shown = run.result["output"].count("\n")
+    assert shown < run.result["count"] < 20000  # a lower bound: the middle files were skipped
+    assert run.result["truncated"]["total_bytes"] < 20000 * len("./f000:1: match 0\n")

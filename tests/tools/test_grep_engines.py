@@ -1,0 +1,161 @@
+"""grep-tool's two engines, ripgrep and Python, give the same answers on one corpus.
+
+The corpus holds what the rules of decision 14 are about: ``.gitignore`` rules of every kind,
+hidden and symlinked entries, binary files on both sides of the 8 KiB line, text that is not
+UTF-8, names that sort differently as paths than as directory entries. Each case runs
+``handle`` in this process with ripgrep and again without it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ikigai_tools_builtin import _ripgrep, grep_tool
+from ikigai_tools_builtin._budget import budget, dump, fit
+
+pytestmark = pytest.mark.skipif(_ripgrep.binary() is None, reason="ripgrep is not installed")
+
+FILES: dict[str, bytes] = {
+    ".gitignore": b"*.log\n!keep.log\nbuild/\n/top.txt\ndocs/**/*.tmp\n\\#hash\nsp\\ ace\n*.py[co]\n",
+    "keep.log": b"needle kept\n",
+    "app.log": b"needle ignored\n",
+    "top.txt": b"needle top\n",
+    "sub/top.txt": b"needle sub top\n",
+    "build/out.c": b"needle built\n",
+    "sub/build/x.c": b"needle built deep\n",
+    "docs/a/b/c.tmp": b"needle tmp\n",
+    "docs/a/b/c.txt": b"needle txt\n",
+    "#hash": b"needle hash\n",
+    "sp ace": b"needle space\n",
+    "m.pyc": b"needle pyc\n",
+    "nested/.gitignore": b"*.txt\n!want.txt\n",
+    "nested/a.txt": b"needle nested\n",
+    "nested/want.txt": b"needle wanted\n",
+    "nested/deeper/b.txt": b"needle deeper\n",
+    ".hidden": b"needle hidden\n",
+    ".hiddendir/f.c": b"needle hidden dir\n",
+    "foo.py": b"needle foo.py\n",
+    "foo/bar.py": b"needle foo/bar.py\n",
+    "foo-bar/x.py": b"needle foo-bar\n",
+    "a: colon.txt": b"needle colon\n",
+    "uni/\u00e9t\u00e9.txt": b"needle \xc3\xa9t\xc3\xa9\n",
+    "early-nul": b"needle\x00\n",
+    "nul-at-8191": b"needle\n" + b"x" * (8191 - 7) + b"\x00needle after\n",
+    "nul-at-8192": b"needle\n" + b"x" * (8192 - 7) + b"\x00needle after\n",
+    "late-nul": b"needle\n" + b"y\n" * 50000 + b"\x00\nneedle late\n",
+    "nul-before-match": b"z\n" * 50000 + b"\x00\nneedle only late\n",
+    "latin1": b"caf\xe9 needle\n\xff\xfe\n\xe9\n",
+    "bom": b"\xef\xbb\xbfneedle bom\n",
+    "utf16": "needle utf16\n".encode("utf-16"),
+    "crlf": b"needle crlf\r\nend\r\n",
+    "no-newline": b"first\nneedle last",
+    "empty": b"",
+    "long": b"x" * 200_000 + b" needle\n",
+    "ere.txt": (b"12 apples\nPears\na\ttab\nplums?\n*star\naaa\nab{2}\nx{\nTODO FIXME XXX\n"
+                b"word_1 word-2\n\xce\xb1\xce\xb2\xce\xb3 greek\n(?i)\n[bracket]\nback\\slash\n"
+                b"   \n"),
+}
+PATTERNS = [
+    "needle", "^needle$", "needle$", "^$", "", ".", "^.$", "[^a-z]", "[[:digit:]]+ apples",
+    "^[[:alpha:]]+$", "[[:space:]]tab", "(Pears|plums)", "plums\\?", "p.ums?", "a{2,}",
+    "a{,2}b", "b\\{2\\}", "x{", "\\<word", "word\\>", "\\w-\\d", "\\W", "\\S\\s", "\\D",
+    "*star", "a**", "(?i)", "[]x[]", "[[:punct:]]", "[^[:alnum:][:space:]]", "TODO|FIXME|XXX",
+    "\u03b1\u03b2", "caf.", "^.{3}$", "back\\\\slash", "[\\]", "[[:upper:]][[:lower:]]",
+    "[[:cntrl:]]", "^[^x]", "needle (kept|top)",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The corpus tree, with symlinks and a FIFO; its ``.gitignore`` rules apply (git repo)."""
+    root = tmp_path_factory.mktemp("corpus")
+    (root / ".git").mkdir()
+    for name, data in FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    (root / "link.txt").symlink_to(root / "keep.log")
+    (root / "linkdir").symlink_to(root / "sub")
+    os.mkfifo(root / "fifo")
+    return root
+
+
+def both(monkeypatch, cwd, args: dict, budget: str | None = None) -> dict:
+    """``handle(args)`` in ``cwd`` with ripgrep and without; asserts they agree."""
+    monkeypatch.chdir(cwd)
+    if budget:
+        monkeypatch.setenv("IKIGAI_MAX_OUTPUT_BYTES", budget)
+    monkeypatch.delenv(_ripgrep.ENV_VAR, raising=False)
+    fast = grep_tool.handle(dict(args))
+    monkeypatch.setenv(_ripgrep.ENV_VAR, "")
+    slow = grep_tool.handle(dict(args))
+    monkeypatch.delenv(_ripgrep.ENV_VAR)
+    assert _plain(fast) == _plain(slow), args
+    return _plain(fast)
+
+
+def _plain(result: dict) -> dict:
+    """``result`` with a budgeted output's kept text, as the printed JSON would carry it."""
+    return fit(result, budget())
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_patterns_agree(monkeypatch, corpus, pattern):
+    both(monkeypatch, corpus, {"pattern": pattern})
+
+
+@pytest.mark.parametrize("path", [".", "./", "sub", "sub/", "./sub", "nested", "uni", "foo"])
+def test_paths_agree(monkeypatch, corpus, path):
+    result = both(monkeypatch, corpus, {"pattern": "needle", "path": path})
+    assert result["count"] > 0
+
+
+def test_absolute_path_agrees(monkeypatch, corpus):
+    both(monkeypatch, corpus, {"pattern": "needle", "path": str(corpus)})
+
+
+@pytest.mark.parametrize("glob", ["*.py", "*.txt", "foo/*.py", "**/*.c", "*", "[ab]*", "*.nomatch"])
+def test_glob_filters_agree(monkeypatch, corpus, glob):
+    both(monkeypatch, corpus, {"pattern": "needle", "glob": glob})
+
+
+def test_the_corpus_answer(monkeypatch, corpus):
+    """The rules themselves: what is searched and how it is shown."""
+    found = both(monkeypatch, corpus, {"pattern": "needle"})["output"].split("\n")
+    files = [line.split(":")[0].removeprefix("./") for line in found]
+    assert "late-nul" in files and "nul-at-8192" in files and "nul-before-match" in files
+    assert "early-nul" not in files and "nul-at-8191" not in files and "utf16" not in files
+    for skipped in ("app.log", "top.txt", "build/out.c", "docs/a/b/c.tmp", "#hash", "sp ace",
+                    "m.pyc", "nested/a.txt", "nested/deeper/b.txt", ".hidden", "link.txt"):
+        assert skipped not in files
+    assert files.index("foo-bar/x.py") < files.index("foo.py") < files.index("foo/bar.py")
+    assert "./latin1:1: caf\ufffd needle" in found
+    assert "./bom:1: \ufeffneedle bom" in found
+
+
+@pytest.mark.parametrize("pattern", ["needle", ".", "e"])
+def test_budgeted_results_agree(monkeypatch, corpus, pattern):
+    result = both(monkeypatch, corpus, {"pattern": pattern}, budget="2048")
+    assert len(dump(result)) <= 2048
+
+
+def test_repository_rules_above_the_path_agree(monkeypatch, corpus):
+    """Rules above the search root make ripgrep step aside: the answer is Python's."""
+    result = both(monkeypatch, corpus, {"pattern": "needle", "path": "sub"})
+    assert [line.split(":")[0] for line in result["output"].split("\n")] == ["sub/top.txt"]
+
+
+def test_a_missing_binary_falls_back_to_python(monkeypatch, corpus, tmp_path):
+    monkeypatch.chdir(corpus)
+    monkeypatch.setenv(_ripgrep.ENV_VAR, str(tmp_path / "no-such-rg"))
+    fast = grep_tool.handle({"pattern": "needle"})
+    monkeypatch.setenv(_ripgrep.ENV_VAR, "")
+    assert fast == grep_tool.handle({"pattern": "needle"})
+    assert fast["count"] > 10
+
+
+def test_back_references_are_searched_in_python(monkeypatch, corpus):
+    result = both(monkeypatch, corpus, {"pattern": "(a)\\1"})
+    assert "./ere.txt:6: aaa" in result["output"]
