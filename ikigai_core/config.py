@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -13,14 +13,27 @@ from ikigai_core.errors import ConfigError
 
 
 def ikigai_home(environ: Mapping[str, str] = os.environ) -> Path:
-    """``$IKIGAI_HOME``, default ``~/.ikigai``."""
+    """``$IKIGAI_HOME``, default ``~/.ikigai``; a relative one is taken from the directory
+    ikigai starts in, once, so tools running elsewhere do not move it."""
     home = environ.get("IKIGAI_HOME")
-    return Path(home).expanduser() if home else Path.home() / ".ikigai"
+    if not home:
+        return Path.home() / ".ikigai"
+    try:
+        return Path(os.path.abspath(Path(home).expanduser()))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"IKIGAI_HOME={home} is relative and the current directory no longer exists; "
+            "cd to an existing directory or make IKIGAI_HOME absolute"
+        ) from None
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting, with its default. README.md documents each key."""
+    """Every setting, with its default. README.md documents each key.
+
+    A value that was configured wrongly is refused only where it is read: a bad
+    ``IKIGAI_MAX_TURNS`` stops ``chat``, not ``tool list``.
+    """
 
     tool_timeout: float = 30.0
     tool_max_output: int = 64 * 1024
@@ -29,6 +42,14 @@ class Settings:
     provider: str | None = None
     model: str | None = None
     max_turns: int = 25
+    problems: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """Why each wrongly configured setting was refused, by name; reading it raises that."""
+
+    def __getattribute__(self, name: str) -> Any:
+        problems = object.__getattribute__(self, "problems")
+        if name in problems:
+            raise ConfigError(problems[name])
+        return object.__getattribute__(self, name)
 
 
 ENV_VARS = {
@@ -59,25 +80,34 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
 
 
 def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settings:
-    """Read ``home/config.json`` and the environment; a bad value is one clear error."""
+    """Read ``home/config.json`` (empty: no settings) and the environment; an unreadable
+    file is one clear error, a bad value one when its setting is read."""
     path = home / "config.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except FileNotFoundError:
-        data = {}
+        raw = b""
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}; check IKIGAI_HOME") from exc
+    try:
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
     except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
-    kinds = {f.name: type(f.default) if f.default is not None else str for f in fields(Settings)}
+    kinds = {f.name: type(f.default) if f.default is not None else str
+             for f in fields(Settings) if f.name != "problems"}
     values: dict[str, Any] = {}
-    for key, value in data.items():
+    problems: dict[str, str] = {}
+    given = [(key, value, str(path)) for key, value in data.items()]
+    given += [(key, environ[var], f"environment variable {var}")
+              for key, var in ENV_VARS.items() if environ.get(var)]
+    for key, value, origin in given:
         if key not in kinds:
             raise ConfigError(f"{path}: unknown key '{key}'; known keys: {', '.join(kinds)}")
-        values[key] = _coerce(key, value, kinds[key], str(path))
-    for key, var in ENV_VARS.items():
-        if environ.get(var):
-            values[key] = _coerce(key, environ[var], kinds[key], f"environment variable {var}")
-    return Settings(**values)
+        try:
+            values[key] = _coerce(key, value, kinds[key], origin)
+            problems.pop(key, None)
+        except ConfigError as exc:
+            problems[key] = str(exc)
+    return Settings(**values, problems=problems)

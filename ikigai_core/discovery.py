@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from ikigai_core.config import Settings
 
 MAX_PARALLEL_SCHEMA_CALLS = 64
+LAST_LINE_SHOWN = 200
+"""Characters of a crashed ``--schema``'s last stderr line given as the reason it is skipped."""
 
 
 def invalid_name(name: str) -> str:
@@ -67,7 +69,11 @@ class DirectorySource:
         try:
             filenames = sorted(os.listdir(self.directory))
         except (FileNotFoundError, NotADirectoryError):
-            return ToolScan()
+            if not self.directory.is_file():  # missing, or under a file: no tools here
+                return ToolScan()
+            reason = (f"{self.directory} is a file, not a directory; tools go in a directory "
+                      "of that name")
+            return ToolScan(skipped=[SkippedTool(self.directory.name, self.name, reason)])
         except OSError as exc:
             reason = f"cannot read tool directory {self.directory}: {exc.strerror}"
             return ToolScan(skipped=[SkippedTool(self.directory.name, self.name, reason)])
@@ -121,7 +127,7 @@ def ask_schema(
     :returns: the validated schema, or the reason it is unusable (a :class:`Transient`
         one when the same file may well answer next time).
     """
-    from ikigai_core.process import run_process
+    from ikigai_core.process import run_process, start_failure
 
     spec = ProcessSpec(candidate.name, "schema", [*candidate.command, "--schema"],
                        dict(os.environ))
@@ -139,19 +145,25 @@ def ask_schema(
             kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
         )
     except OSError as exc:
-        return Transient(f"cannot run --schema: {exc.strerror or exc}")
+        return Transient(f"cannot run --schema: {start_failure(candidate.command[0], exc)}")
     if ran.timed_out:
         return Transient(f"--schema timed out after {settings.schema_timeout:g} s")
     if ran.overflowed:
         return f"--schema printed more than {settings.schema_max_bytes} bytes"
     if ran.exit_code != 0:
-        reason = f"--schema crashed with exit code {ran.exit_code}"
+        reason = f"--schema crashed with exit code {ran.exit_code}{_last_line(ran.stderr)}"
         return Transient(reason) if ran.exit_code > 128 else reason  # killed by a signal
     try:
         schema = loads_object(ran.stdout)
     except ValueError as exc:
         return f"--schema {exc}"
     return validate_schema(schema) or schema
+
+
+def _last_line(stderr: bytes) -> str:
+    """``": <the last line the tool wrote on stderr>"``, or nothing when it wrote none."""
+    lines = stderr.decode("utf-8", "replace").strip().splitlines()
+    return f": {lines[-1].strip()[:LAST_LINE_SHOWN]}" if lines else ""
 
 
 def _tool(candidate: ToolCandidate, schema: Mapping[str, Any], source: ToolSource) -> Tool:

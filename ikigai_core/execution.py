@@ -37,7 +37,7 @@ from ikigai_core.outcome import (
     TOOL_TIMEOUT,
     ToolOutcome,
 )
-from ikigai_core.process import ProcessResult, run_process
+from ikigai_core.process import ProcessResult, run_process, start_failure
 from ikigai_core.strictjson import _json_type, loads_object
 
 if TYPE_CHECKING:
@@ -205,10 +205,9 @@ def _not_started(tool: Tool, exc: OSError) -> ToolOutcome:
             error=f"Tool '{tool.name}' is no longer at {tool.location}; run `ikigai refresh`",
             error_code=TOOL_NOT_FOUND,
         )
-    reason = f"{exc.strerror} ({exc.filename})" if exc.filename else str(exc)
     return ToolOutcome(
         tool=tool.name,
-        error=f"Tool '{tool.name}' could not be started: {reason}",
+        error=f"Tool '{tool.name}' could not be started: {start_failure(program, exc)}",
         error_code=TOOL_CRASHED,
         exit_code=NOT_STARTED_EXIT_CODE,
         stdout="",

@@ -55,17 +55,34 @@ def get_plugin_manager(
         if not pm.is_blocked(modname):
             pm.register(importlib.import_module(modname), name=modname)
     if load_entry_points:
-        load_entry_point_plugins(pm, cache_dir=cache_dir,
-                                 notices=Notices() if notices is None else notices)
+        notices = Notices() if notices is None else notices
+        installed = load_entry_point_plugins(pm, cache_dir=cache_dir, notices=notices)
+        _report_unknown_disabled(disabled_plugin_names(environ),
+                                 [*DEFAULT_PLUGINS, *installed], notices)
     return pm
+
+
+def _report_unknown_disabled(disabled: list[str], known: list[str], notices: Notices) -> None:
+    """A name in ``IKIGAI_DISABLE_PLUGINS`` that is no plugin blocks nothing: say so."""
+    for name in disabled:
+        if name not in known:
+            import difflib  # lazy: only a misspelled name needs a suggestion
+
+            guess = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean '{guess[0]}'?" if guess else f"plugins: {', '.join(known)}"
+            notices.report(f"IKIGAI_DISABLE_PLUGINS names no plugin '{name}'; {hint}")
 
 
 def load_entry_point_plugins(
     pm: pluggy.PluginManager, group: str = ENTRY_POINT_GROUP, cache_dir: Path | None = None,
     *, notices: Notices,
-) -> None:
-    """Register every plugin of the entry-point ``group``; a broken one is reported and skipped."""
-    for ep in plugin_entry_points(group, cache_dir):
+) -> list[str]:
+    """Register every plugin of the entry-point ``group``; a broken one is reported and skipped.
+
+    Returns the name of every entry point of the group, registered or not.
+    """
+    entry_points = plugin_entry_points(group, cache_dir)
+    for ep in entry_points:
         if pm.is_blocked(ep.name) or pm.get_plugin(ep.name) is not None:
             continue
         try:
@@ -81,6 +98,7 @@ def load_entry_point_plugins(
             pm.unregister(name=ep.name)
             notices.report(f"plugin '{ep.name}'{ep.label} implements {unknown}; skipped",
                            plugin=ep.name)
+    return [ep.name for ep in entry_points]
 
 
 def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str | None:

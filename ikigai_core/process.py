@@ -8,6 +8,7 @@ a grandchild that keeps stdout open cannot hold the call (issue 2, "Process grou
 
 from __future__ import annotations
 
+import errno
 import os
 import selectors
 import signal
@@ -104,6 +105,28 @@ def run_process(
         overflowed=run.overflowed,
         elapsed=time.monotonic() - start,
     )
+
+
+def start_failure(program: str, exc: OSError) -> str:
+    """Why ``program`` could not be started, in words. A ``#!`` line naming a missing
+    interpreter is reported by the kernel as the program itself not found: name the
+    interpreter instead."""
+    if exc.errno == errno.ENOENT and exc.filename == program and os.path.exists(program):
+        interpreter = _interpreter(program)
+        if interpreter is not None and not os.path.exists(interpreter):
+            return f"its interpreter {interpreter} (the #! line of {program}) does not exist"
+    return f"{exc.strerror} ({exc.filename})" if exc.filename else str(exc)
+
+
+def _interpreter(path: str) -> str | None:
+    """The program a script's ``#!`` line names, if it has one."""
+    try:
+        with open(path, "rb") as script:
+            line = script.readline(256)
+    except OSError:
+        return None
+    words = line[2:].split() if line.startswith(b"#!") else []
+    return os.fsdecode(words[0]) if words else None
 
 
 def terminate_all() -> None:

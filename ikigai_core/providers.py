@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from ikigai_core.tools import Tool
 
 
+INSTALL_HINT = (
+    "A provider is a plugin distribution installed next to ikigai (`ikigai plugins` lists "
+    "them); from a checkout of ikigai: pip install -e ikigai_providers/NAME"
+)
+"""How to get a provider: names like ``ikigai-provider-NAME`` are not on PyPI (anyone could
+register them), so the hint points to what is installed and to the checkout's folders."""
+
+
 @dataclass(frozen=True)
 class ProviderRequest:
     """One HTTP POST to a provider: where, with which headers (holding the key), what body."""
@@ -133,6 +141,5 @@ def get_provider(
     except KeyError:
         installed = ", ".join(providers) or "none"
         raise UsageError(
-            f"Unknown provider '{name}'. Installed providers: {installed}. "
-            "Install one with pip install ikigai-provider-NAME"
+            f"Unknown provider '{name}'. Installed providers: {installed}. {INSTALL_HINT}"
         ) from None

@@ -37,22 +37,25 @@ class Snapshot:
     def __init__(self, home: Path) -> None:
         self.path = home / "cache" / "registry.json"
 
-    def load(self) -> dict[str, str]:
-        """The last fingerprint; empty when there is none or it is unreadable."""
+    def load(self) -> dict[str, str] | None:
+        """The last fingerprint; ``None`` when there is none or it is unreadable."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+            return None
+        return data if isinstance(data, dict) else None
 
     def update(self, registry: Registry, notices: Notices) -> Changes:
-        """Store ``registry``'s fingerprint and say how it differs from the last one."""
+        """Store ``registry``'s fingerprint and say how it differs from the last one (nothing
+        when there was none: a first refresh has nothing to compare with)."""
         old, new = self.load(), fingerprint(registry)
         try:
             write_private_json(self.path, new)
         except OSError as exc:
             notices.report(f"cannot write {self.path}: {exc.strerror}; the next refresh "
                            "compares with an older list")
+        if old is None:
+            return Changes(added=[], removed=[], changed=[])
         return Changes(
             added=sorted(new.keys() - old.keys()),
             removed=sorted(old.keys() - new.keys()),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -41,6 +42,8 @@ MAX_RETRY_WAIT = 60.0
 BACKOFF_BASE = 0.5
 """First wait when the server says nothing; doubles with each attempt (with jitter)."""
 REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 8
+"""Shorter values are not secrets worth hiding: redacting ``x`` would garble every message."""
 
 
 def api_key(provider: ProviderSerializer, environ: Mapping[str, str]) -> str:
@@ -59,12 +62,12 @@ def key_variable(provider: ProviderSerializer, environ: Mapping[str, str]) -> st
 
 
 def redact(text: str, secret: str) -> str:
-    """``text`` with ``secret`` (as is and URL-quoted) replaced by ``[redacted]``."""
-    if not secret:
+    """``text`` with ``secret`` (as is and URL-quoted) replaced by ``[redacted]`` wherever it
+    stands as a word of its own; a value shorter than :data:`MIN_SECRET_LENGTH` is left alone."""
+    if len(secret) < MIN_SECRET_LENGTH:
         return text
-    for form in {secret, quote(secret, safe="")}:
-        text = text.replace(form, REDACTED)
-    return text
+    forms = "|".join(re.escape(form) for form in {secret, quote(secret, safe="")})
+    return re.sub(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9])", REDACTED, text)
 
 
 def http_timeout(environ: Mapping[str, str]) -> httpx.Timeout:

@@ -32,12 +32,12 @@ class TrustStore:
         """True if the resolved ``directory`` was trusted."""
         return str(Path(directory).resolve()) in self._read()
 
-    def trust(self, directory: Path) -> Path:
-        """Trust ``directory`` (resolved); returns the resolved path."""
+    def trust(self, directory: Path) -> tuple[Path, bool]:
+        """Trust ``directory``: its resolved path, and whether it was trusted already."""
         return self._change(directory, add=True)
 
-    def untrust(self, directory: Path) -> Path:
-        """Stop trusting ``directory`` (resolved); returns the resolved path."""
+    def untrust(self, directory: Path) -> tuple[Path, bool]:
+        """Stop trusting ``directory``: its resolved path, and whether it was trusted."""
         return self._change(directory, add=False)
 
     def _read(self) -> list[str]:
@@ -74,10 +74,11 @@ class TrustStore:
         finally:
             os.close(fd)
 
-    def _change(self, directory: Path, *, add: bool) -> Path:
+    def _change(self, directory: Path, *, add: bool) -> tuple[Path, bool]:
         resolved = Path(directory).resolve()
         with self._locked():
             trusted = set(self._read())
+            was_trusted = str(resolved) in trusted
             (trusted.add if add else trusted.discard)(str(resolved))
             write_private_json(self.path, {"trusted": sorted(trusted)})
-        return resolved
+        return resolved, was_trusted

@@ -73,12 +73,32 @@ def respond(handle: Callable[[dict], dict], args: dict) -> dict:
     return fit(handle(args), budget())
 
 
+def usage(schema: dict) -> str:
+    """What ``tool --help`` prints: how to call the tool, and its description's first line."""
+    program = schema["name"].replace("_", "-") + "-tool"
+    summary = schema["description"].strip().splitlines()[0]
+    return (f"usage: {program} [--schema] < ARGUMENTS.json\n{summary}\n"
+            "Reads one JSON object of arguments on stdin and prints one JSON object on stdout;\n"
+            "--schema prints the JSON schema of the arguments.\n")
+
+
 def run_tool(schema: dict, handle: Callable[[dict], dict]) -> NoReturn:
-    """Run one tool invocation on this process's argv, stdin and stdout, then exit."""
-    if sys.argv[1:] == ["--schema"]:
+    """Run one tool invocation on this process's argv, stdin and stdout, then exit.
+
+    ``--schema`` prints the schema, ``--help`` (``-h``) the usage; any other argument is a
+    usage error (exit 2): only a call without arguments reads stdin.
+    """
+    name = schema["name"]
+    argv = sys.argv[1:]
+    if argv == ["--schema"]:
         sys.stdout.write(json.dumps(schema, indent=2) + "\n")
         sys.exit(0)
-    name = schema["name"]
+    if argv in (["--help"], ["-h"]):
+        sys.stdout.write(usage(schema))
+        sys.exit(0)
+    if argv:
+        sys.stderr.write(f"{name}: unexpected argument {argv[0]!r}\n{usage(schema)}")
+        sys.exit(2)
     try:
         args = parse_args(sys.stdin.buffer.read(), schema)
         result = respond(handle, args)

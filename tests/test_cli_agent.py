@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -236,6 +237,15 @@ def test_no_provider_chosen_lists_the_installed_ones():
         "(installed: anthropic, google, openai)\n")
 
 
+def test_no_provider_installed_says_how_this_repository_installs_them(monkeypatch):
+    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "openai,anthropic,google")
+    result = invoke("ask", "hi")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("ikigai: No provider installed. A provider is a plugin")
+    assert "pip install -e ikigai_providers/NAME" in result.stderr
+    assert "ikigai-provider-NAME" not in result.stderr
+
+
 def test_unknown_provider_is_a_usage_error():
     result = invoke("request", "--provider", "opneai", "hi")
     assert result.exit_code == 2
@@ -381,6 +391,40 @@ def test_chat_reports_an_error_and_goes_on_without_the_failed_message(keys, fake
     assert "bad request" in result.stderr
     assert result.stdout == "Fine now.\n"
     assert prompts("anthropic", fake_server.requests[1]) == ["again"]
+
+
+def test_chat_exits_non_zero_when_the_last_message_failed(keys, fake_server):
+    replies = REPLIES["anthropic"]
+    fake_server.push(replies.reply("Fine."), replies.error(400, "bad request"))
+    result = invoke("chat", "--provider", "anthropic", "--no-stream",
+                    input="hi\nbroken\n/tool\n")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("Fine.\n")
+
+
+def test_piped_chat_against_an_unreachable_provider_exits_non_zero(keys, monkeypatch):
+    with socket.socket() as closed:  # bound, never listening: the connection is refused
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{closed.getsockname()[1]}")
+        result = invoke("chat", "--provider", "openai", input="hi\n")
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert "OPENAI_BASE_URL" in result.stderr
+
+
+def test_request_help_does_not_promise_an_answer():
+    """``request`` sends nothing: its --stream builds a body, it shows no answer."""
+    text = " ".join(invoke("request", "--help").stdout.split())
+    assert "Build the body of a streamed request" in text and "answer as it arrives" not in text
+    assert "Show the answer as it arrives" in " ".join(invoke("ask", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("prompt", ["", "  \n"])
+def test_ask_refuses_an_empty_prompt(prompt, keys, fake_server):
+    result = invoke("ask", "--provider", "openai", prompt)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("ikigai: the prompt is empty; ")
+    assert fake_server.requests == []
 
 
 def test_chat_help_unknown_commands_and_tools(keys):

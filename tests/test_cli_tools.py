@@ -69,6 +69,20 @@ def test_list_text_shows_skipped_tools_on_stderr(invoke, make_tool, tools_dir):
     assert "notes.txt" in verbose.stderr
 
 
+def test_list_text_shows_the_first_line_of_a_long_description(invoke, make_tool, tools_dir):
+    schema = {**schema_for("multi"), "description": "\n  First line.\nSecond line.\n"}
+    make_tool(tools_dir, "multi-tool", schema=schema)
+    make_tool(tools_dir, "plain-tool")
+    lines = invoke("tool", "list").stdout.splitlines()
+    assert "Second line." not in "\n".join(lines)
+    multi = next(line for line in lines if line.startswith("multi "))
+    plain = next(line for line in lines if line.startswith("plain "))
+    assert multi.endswith("user      First line.")
+    assert multi.index("First") == plain.index("The plain")  # the columns line up
+    full = {e["name"]: e for e in json.loads(invoke("tool", "list", "--json").stdout)}
+    assert full["multi"]["description"] == "\n  First line.\nSecond line.\n"
+
+
 def test_json_output_stays_pure_with_skipped_tools(invoke, make_tool, tools_dir):
     make_tool(tools_dir, "broken-tool", schema="oops")
     result = invoke("tool", "list", "--json")
@@ -165,8 +179,7 @@ def test_refresh_reports_count_and_changes(invoke, make_tool, tools_dir):
     first = invoke("refresh")
     assert first.exit_code == 0
     count = len(json.loads(invoke("tool", "list", "--json").stdout))
-    assert first.stdout.splitlines()[0] == f"Tools refreshed. {count} tools available."
-    assert "Added:" in first.stdout and "one" in first.stdout
+    assert first.stdout.splitlines() == [f"Tools refreshed. {count} tools available."]
     make_tool(tools_dir, "two-tool")
     make_tool(tools_dir, "one-tool", schema={**schema_for("one"), "description": "new"})
     make_tool(tools_dir, "bad-tool", schema="nope")
@@ -174,7 +187,7 @@ def test_refresh_reports_count_and_changes(invoke, make_tool, tools_dir):
     assert second[0] == f"Tools refreshed. {count + 1} tools available."
     assert "Added: two" in second and "Changed: one" in second
     [skipped] = [line for line in second if line.startswith("Skipped: ")]
-    assert "bad" in skipped.removeprefix("Skipped: ").split(", ")
+    assert "user bad-tool broken" in skipped.removeprefix("Skipped: ").split(", ")
     (tools_dir / "two-tool").unlink()
     assert "Removed: two" in invoke("refresh").stdout
 
@@ -188,12 +201,38 @@ def test_untrusted_notice_and_trust_commands(invoke, make_tool, tmp_path):
     assert notice == [f"ikigai: 2 project tools not loaded: project directory not trusted; "
                       f"run `ikigai trust {tmp_path.resolve()}`"]
     trusted = invoke("trust")
-    assert trusted.exit_code == 0 and str(tmp_path.resolve()) in trusted.stdout
+    assert trusted.exit_code == 0
+    assert trusted.stdout == f"Trusted {tmp_path.resolve()}: its .ikigai/tools will be loaded.\n"
     assert "proj" in invoke("tool", "list").stdout
     assert invoke("trust", "--list").stdout.splitlines() == [str(tmp_path.resolve())]
-    assert invoke("untrust", str(tmp_path)).exit_code == 0
+    untrusted = invoke("untrust", str(tmp_path))
+    assert untrusted.exit_code == 0
+    assert untrusted.stdout == f"No longer trusted: {tmp_path.resolve()}\n"
     assert "proj" not in invoke("tool", "list").stdout
-    assert invoke("trust", "--list").stdout == ""
+    assert invoke("trust", "--list").stdout == "No trusted directories.\n"
+
+
+def test_trust_and_untrust_say_what_they_did_not_do(invoke, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert invoke("untrust", str(empty)).stdout == f"{empty} was not trusted; nothing changed.\n"
+    assert invoke("trust", str(empty)).stdout == (
+        f"Trusted {empty}; it has no .ikigai/tools yet (tools put there will be loaded).\n")
+
+
+def test_refresh_names_the_ignored_untrusted_file_not_the_tool(invoke, make_tool, tmp_path):
+    """An untrusted project bash-tool read as "Skipped: bash", as if the built-in were gone."""
+    make_tool(tmp_path / ".ikigai" / "tools", "bash-tool")
+    make_tool(tmp_path / ".ikigai" / "tools", "bad-tool", schema="nope")
+    result = invoke("refresh")
+    assert "Skipped: project bad-tool ignored (untrusted), project bash-tool ignored (untrusted)\n" in result.stdout
+    assert "bash  " in invoke("tool", "list").stdout  # the built-in still there
+
+
+def test_a_first_refresh_adds_nothing(invoke, make_tool, tools_dir):
+    """A fresh home listed every tool as "Added": there was nothing to compare with."""
+    make_tool(tools_dir, "one-tool")
+    assert invoke("refresh").stdout.splitlines()[1:] == []
 
 
 def test_trust_usage_errors(invoke, tmp_path):

@@ -39,10 +39,6 @@ def test_file_then_environment(tmp_path):
         ("{oops", "is not valid JSON"),
         ("[]", "must hold a JSON object"),
         ('{"tool_timout": 3}', "unknown key 'tool_timout'"),
-        ('{"tool_timeout": -1}', "'tool_timeout' must be a positive float"),
-        ('{"tool_timeout": true}', "'tool_timeout' must be a positive float"),
-        ('{"tool_max_output": 1.5}', "'tool_max_output' must be a positive int"),
-        ('{"provider": ""}', "'provider' must be a non-empty string"),
     ],
 )
 def test_bad_config_file_is_one_clear_error(tmp_path, content, message):
@@ -52,7 +48,43 @@ def test_bad_config_file_is_one_clear_error(tmp_path, content, message):
     assert "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    ("content", "key", "message"),
+    [
+        ('{"tool_timeout": -1}', "tool_timeout", "'tool_timeout' must be a positive float"),
+        ('{"tool_timeout": true}', "tool_timeout", "'tool_timeout' must be a positive float"),
+        ('{"tool_max_output": 1.5}', "tool_max_output", "'tool_max_output' must be a positive int"),
+        ('{"provider": ""}', "provider", "'provider' must be a non-empty string"),
+    ],
+)
+def test_a_bad_value_is_one_clear_error_where_it_is_read(tmp_path, content, key, message):
+    (tmp_path / "config.json").write_text(content)
+    settings = load_settings(tmp_path, {})
+    assert settings.schema_timeout == 1.0  # the others still work
+    with pytest.raises(ConfigError, match=message) as exc:
+        getattr(settings, key)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("content", ["", "  \n"])
+def test_an_empty_config_file_holds_no_settings(tmp_path, content):
+    (tmp_path / "config.json").write_text(content)
+    assert load_settings(tmp_path, {}) == Settings()
+
+
+def test_the_environment_overrides_a_bad_value_in_the_file(tmp_path):
+    (tmp_path / "config.json").write_text('{"max_turns": 0}')
+    assert load_settings(tmp_path, {"IKIGAI_MAX_TURNS": "3"}).max_turns == 3
+
+
+def test_a_relative_home_is_resolved_once_from_the_starting_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    home = ikigai_home({"IKIGAI_HOME": "state/../ik"})
+    assert home == tmp_path / "ik" and home.is_absolute()
+
+
 def test_bad_environment_value_names_the_variable(tmp_path):
+    settings = load_settings(tmp_path, {"IKIGAI_TOOL_TIMEOUT": "soon"})
     with pytest.raises(ConfigError, match="environment variable IKIGAI_TOOL_TIMEOUT: "
                                           "'tool_timeout' must be a positive float"):
-        load_settings(tmp_path, {"IKIGAI_TOOL_TIMEOUT": "soon"})
+        assert settings.tool_timeout is None  # raises first

@@ -110,6 +110,33 @@ def test_broken_tool_is_skipped_with_reason_and_others_survive(
     assert skipped.kind == "invalid" and skipped.source == "user"
 
 
+def test_a_crashed_schema_names_the_last_line_it_wrote_on_stderr(
+    pm, isolated_home, make_tool, tmp_path
+):
+    make_tool(user_tools(isolated_home), "dep-tool", schema_body="""
+        sys.stderr.write("Traceback ...\\nImportError: missing dependency foo\\n\\n")
+        sys.exit(1)
+    """)
+    [skipped] = run(pm, isolated_home, tmp_path).skipped
+    assert skipped.reason == "--schema crashed with exit code 1: ImportError: missing dependency foo"
+
+
+def test_a_missing_interpreter_is_named(pm, isolated_home, make_shell_tool, tmp_path, make_tool):
+    tool = make_shell_tool(user_tools(isolated_home), "old-tool", "echo hi\n")
+    tool.write_text("#!/usr/bin/no-such-python3 -u\nprint('hi')\n")
+    [skipped] = run(pm, isolated_home, tmp_path).skipped
+    assert skipped.reason == ("cannot run --schema: its interpreter /usr/bin/no-such-python3 "
+                              f"(the #! line of {tool}) does not exist")
+
+
+def test_a_tools_directory_that_is_a_file_is_reported(pm, isolated_home, tmp_path):
+    user_tools(isolated_home).write_text("I am not a directory")
+    [skipped] = run(pm, isolated_home, tmp_path).skipped
+    assert skipped.source == "user" and skipped.kind == "invalid"
+    assert skipped.reason == (f"{user_tools(isolated_home)} is a file, not a directory; "
+                              "tools go in a directory of that name")
+
+
 def test_schema_size_limit_is_exact(pm, isolated_home, make_tool, tmp_path):
     def padded(size: int) -> str:
         base = json.dumps({**schema_for("x"), "pad": ""})
@@ -183,7 +210,7 @@ def test_unreadable_directory_is_reported(tmp_path, unprivileged):
 def test_missing_directory_holds_no_tools(tmp_path):
     assert DirectorySource(tmp_path / "nope", name="x", precedence=0).scan() == ToolScan()
     (tmp_path / "file").write_text("")
-    assert DirectorySource(tmp_path / "file", name="x", precedence=0).scan() == ToolScan()
+    assert DirectorySource(tmp_path / "file" / "sub", name="x", precedence=0).scan() == ToolScan()
 
 
 def test_schema_calls_run_in_parallel(pm, isolated_home, make_tool, tmp_path):

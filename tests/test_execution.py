@@ -261,7 +261,8 @@ def test_missing_interpreter_is_not_a_missing_tool(tmp_path, make_shell_tool):
 
     assert outcome.error_code == TOOL_CRASHED and outcome.exit_code == 126
     assert outcome.error == (
-        f"Tool 'orphan' could not be started: No such file or directory ({path})"
+        f"Tool 'orphan' could not be started: its interpreter /nonexistent/interpreter "
+        f"(the #! line of {path}) does not exist"
     )
 
 

@@ -73,6 +73,20 @@ def test_blocked_entry_point_is_not_even_imported(site):
     assert pm.is_blocked("acme")
 
 
+def test_a_misspelled_disabled_plugin_is_warned_with_a_suggestion(site, capsys):
+    site("ikigai-acme", "acme", "")
+    pm = get_plugin_manager(
+        environ={"IKIGAI_DISABLE_PLUGINS": "acme,ikigai_tools_builtin.scaner,zzzz"})
+    assert pm.is_blocked("acme")
+    assert pm.get_plugin("ikigai_tools_builtin.scanner") is not None  # the typo blocked nothing
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("ikigai: IKIGAI_DISABLE_PLUGINS names no plugin "
+                      "'ikigai_tools_builtin.scaner'; did you mean 'ikigai_tools_builtin.scanner'?")
+    assert err[1].startswith("ikigai: IKIGAI_DISABLE_PLUGINS names no plugin 'zzzz'; plugins: "
+                             "ikigai_tools_builtin.builtin, ")
+    assert "acme" in err[1] and len(err) == 2
+
+
 def test_envelope_cannot_be_disabled():
     with pytest.raises(UsageError, match="essential"):
         get_plugin_manager(environ={"IKIGAI_DISABLE_PLUGINS": "ikigai_core.envelope"})
@@ -110,8 +124,12 @@ def test_unknown_provider_lists_the_installed_ones():
                                          r"anthropic, openai\."):
         get_provider(pm, "opneai")
     empty = get_plugin_manager(load_entry_points=False, environ={})
-    with pytest.raises(UsageError, match="Installed providers: none"):
+    with pytest.raises(UsageError, match="Installed providers: none") as info:
         get_provider(empty, "openai")
+    # names like ikigai-provider-NAME are not on PyPI: anyone could register them
+    assert "ikigai-provider-" not in str(info.value)
+    assert str(info.value).endswith("`ikigai plugins` lists them); from a checkout of ikigai: "
+                                    "pip install -e ikigai_providers/NAME")
 
 
 def test_duplicate_provider_names_are_an_error_naming_both_plugins():

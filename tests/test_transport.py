@@ -329,8 +329,28 @@ def test_key_echoed_in_a_stream_error_is_redacted(fake_server):
 
 
 def test_redact_replaces_plain_and_url_quoted_forms():
-    assert redact("a k+y/1 b k%2By%2F1", "k+y/1") == "a [redacted] b [redacted]"
+    assert redact("a k+y/1abcd b k%2By%2F1abcd", "k+y/1abcd") == "a [redacted] b [redacted]"
     assert redact("nothing", "") == "nothing"
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Expecting value: line 1 column 1", "x"),  # OPENAI_API_KEY=x garbled every message
+    ("bad key 1234567", "1234567"),  # too short to be a secret
+    ("ask sk-live-12345678xyz", "sk-live-12345678"),  # inside a longer word
+    ("token Xsk-live-12345678", "sk-live-12345678"),
+])
+def test_redact_leaves_short_values_and_parts_of_words_alone(text, secret):
+    assert redact(text, secret) == text
+
+
+def test_redact_replaces_a_secret_between_punctuation():
+    assert redact('key="sk-live-12345678".', "sk-live-12345678") == 'key="[redacted]".'
+
+
+def test_a_short_key_does_not_garble_the_error(fake_server):
+    fake_server.push(json_reply({"error": {"message": "Expecting value x"}}, status=400))
+    message = error_of(fake_server.url, extra_env={"TOY_API_KEY": "x"})
+    assert message.endswith("Expecting value x")
 
 
 # -- Settings -----------------------------------------------------------------

@@ -18,7 +18,7 @@ from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.output import echo_json, printable, warn
 from ikigai_core.prompt import system_prompt
-from ikigai_core.providers import collect_providers, get_provider
+from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.transport import api_key
 
@@ -53,9 +53,11 @@ def choose_provider(app: App, name: str | None) -> ProviderSerializer:
     for provider in providers.values():
         if any(app.environ.get(var) for var in provider.api_key_env):
             return provider
+    if not providers:
+        raise UsageError(f"No provider installed. {INSTALL_HINT}")
     raise UsageError(
         "No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
-        f"(installed: {', '.join(providers) or 'none; pip install ikigai-provider-NAME'})"
+        f"(installed: {', '.join(providers)})"
     )
 
 
@@ -78,11 +80,11 @@ _model_options = _options(
                  "config.json, else the first installed one whose API key is set)."),
     click.option("--model", metavar="NAME", help="Model (default: IKIGAI_MODEL, config.json, "
                  "else the provider's default)."),
-    click.option("--stream/--no-stream", default=True, show_default=True,
-                 help="Show the answer as it arrives, or only once each turn is complete."),
 )
 _agent_options = _options(
     _model_options,
+    click.option("--stream/--no-stream", default=True, show_default=True,
+                 help="Show the answer as it arrives, or only once each turn is complete."),
     click.option("--max-turns", type=click.IntRange(min=1), metavar="N",
                  help="Stop after N model turns (default: IKIGAI_MAX_TURNS, config.json, 25)."),
 )
@@ -149,6 +151,8 @@ def _discovered(app: App) -> Registry:
 @click.command("request")
 @click.argument("prompt")
 @_model_options
+@click.option("--stream/--no-stream", default=True, show_default=True,
+              help="Build the body of a streamed request, or of one answered whole.")
 @pass_app
 def request(app: App, prompt: str, provider: str | None, model: str | None,
             stream: bool) -> None:
@@ -168,6 +172,8 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: bool,
         max_turns: int | None) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."""
+    if not prompt.strip():
+        raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
     terminal = _Terminal()
     agent = _agent(app, terminal, provider, model, stream, max_turns)
     agent.registry = _discovered(app)
@@ -200,6 +206,8 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         click.echo()
     finally:
         discovery.cancel()  # quitting before the tools were found must not wait for them
+    if session.failure is not None:  # a script piping messages learns the last one failed
+        sys.exit(session.failure.exit_code)
 
 
 def _lines(interactive: bool, history: Path) -> Iterator[str]:
@@ -248,6 +256,8 @@ class _Chat:
         self.terminal = terminal
         self.conversation = Conversation(system=system_prompt(app))
         self.registry: Registry | None = None
+        self.failure: IkigaiError | None = None
+        """Why the last message sent to the model failed; ``None`` once one succeeds."""
 
     def handle(self, line: str) -> bool:
         """Run one command or send one message; ``False`` means leave.
@@ -258,15 +268,24 @@ class _Chat:
             if line.startswith("/"):
                 return self.command(*line.split(None, 1))
             if line:
-                self.agent.registry = self.tools()
-                reply = self.agent.run(self.conversation, line)
-                self.terminal.end_line()
-                report_empty(reply)
+                self.send(line)
         except (KeyboardInterrupt, IkigaiError) as exc:
             self.terminal.end_line()
             warn("interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc))
         self.terminal.end_line()
         return True
+
+    def send(self, message: str) -> None:
+        """Send ``message`` to the model, with the tools; remember whether it failed."""
+        self.failure = None
+        try:
+            self.agent.registry = self.tools()
+            reply = self.agent.run(self.conversation, message)
+        except IkigaiError as exc:
+            self.failure = exc
+            raise
+        self.terminal.end_line()
+        report_empty(reply)
 
     def command(self, name: str, argument: str = "") -> bool:
         """``/tool [NAME]``, ``/refresh``, ``/help``; ``False`` for ``/quit``."""

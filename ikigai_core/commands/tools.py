@@ -14,7 +14,7 @@ from ikigai_core.errors import IkigaiError
 from ikigai_core.output import dumps, echo_json, printable, warn
 from ikigai_core.registry import Registry
 from ikigai_core.strictjson import loads
-from ikigai_core.tools import Tool
+from ikigai_core.tools import SkippedTool, Tool
 
 pass_app = click.make_pass_decorator(App)
 
@@ -31,12 +31,25 @@ def report_skipped(registry: Registry, *, verbose: bool) -> None:
         warn(f"{count} project {tools} not loaded: {reason}")
 
 
+def _skipped_label(skipped: SkippedTool) -> str:
+    """``project bash-tool ignored (untrusted)``, ``user bad-tool broken``: the file, so an
+    untrusted project ``bash-tool`` does not read as if the built-in bash were gone."""
+    what = skipped.path.name if skipped.path else f"tool '{skipped.name}'"
+    state = "ignored (untrusted)" if skipped.kind == "untrusted" else "broken"
+    return f"{skipped.source} {what} {state}"
+
+
 def why_missing(registry: Registry, name: str) -> str | None:
     """Why tool ``name`` was found but not loaded (broken, untrusted), if it was."""
     for skipped in registry.skipped:
         if skipped.name == name and skipped.kind != "ignored":
             return f"tool '{name}' ({skipped.source}) was not loaded: {skipped.reason}"
     return None
+
+
+def summary(description: str) -> str:
+    """A description's first line, for one-row-per-tool listings."""
+    return next(iter(description.strip().splitlines()), "")
 
 
 def _tool_json(tool: Tool) -> dict[str, Any]:
@@ -64,7 +77,7 @@ def list_tools(app: App, as_json: bool, verbose: bool) -> None:
         warn("no tools found")
     width = max((len(name) for name in registry), default=0)
     for tool in registry.values():
-        line = f"{tool.name:<{width}}  {tool.source:<8}  {tool.description}"
+        line = f"{tool.name:<{width}}  {tool.source:<8}  {summary(tool.description)}"
         if verbose:
             line += f"\n{'':<{width}}  {tool.location}"
         click.echo(printable(line))
@@ -141,9 +154,9 @@ def refresh_tools(app: App) -> Registry:
                          ("Changed", changes.changed)):
         if names:
             click.echo(f"{label}: {', '.join(names)}")
-    skipped = [s for s in registry.skipped if s.kind != "ignored"]
+    skipped = sorted({_skipped_label(s) for s in registry.skipped if s.kind != "ignored"})
     if skipped:
-        click.echo(f"Skipped: {', '.join(sorted({s.name for s in skipped}))}")
+        click.echo(printable(f"Skipped: {', '.join(skipped)}"))
     report_skipped(registry, verbose=False)
     return registry
 

@@ -26,11 +26,18 @@ def trust(app: App, directory: Path | None, list_: bool) -> None:
     if list_:
         if directory is not None:
             raise click.UsageError("--list takes no DIRECTORY")
-        for path in store.directories():
+        trusted = store.directories()
+        for path in trusted:
             click.echo(printable(str(path)))
+        if not trusted:
+            click.echo("No trusted directories.")
         return
-    resolved = store.trust(directory or app.cwd)
-    click.echo(printable(f"Trusted {resolved}: its .ikigai/tools will be loaded."))
+    resolved, _ = store.trust(directory or app.cwd)
+    if (resolved / ".ikigai" / "tools").is_dir():
+        click.echo(printable(f"Trusted {resolved}: its .ikigai/tools will be loaded."))
+    else:
+        click.echo(printable(f"Trusted {resolved}; it has no .ikigai/tools yet "
+                             "(tools put there will be loaded)."))
 
 
 @click.command("untrust")
@@ -38,6 +45,8 @@ def trust(app: App, directory: Path | None, list_: bool) -> None:
 @pass_app
 def untrust(app: App, directory: Path | None) -> None:
     """Stop running DIRECTORY's .ikigai/tools (default: the current directory)."""
-    resolved = TrustStore(app.home).untrust(directory or app.cwd)
-    click.echo(printable(f"No longer trusted: {resolved}"))
-
+    resolved, was_trusted = TrustStore(app.home).untrust(directory or app.cwd)
+    if was_trusted:
+        click.echo(printable(f"No longer trusted: {resolved}"))
+    else:
+        click.echo(printable(f"{resolved} was not trusted; nothing changed."))

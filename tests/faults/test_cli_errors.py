@@ -98,10 +98,19 @@ def test_unreachable_base_url_is_one_line(tmp_path):
     (b'{"model": "\xff"}', "not valid JSON"),
 ])
 def test_bad_config_file_is_one_line(isolated_home, tmp_path, config, words):
+    """A file ikigai cannot read stops every command; a bad value, those that use it."""
     path = isolated_home / "config.json"
     path.write_bytes(config if isinstance(config, bytes) else config.encode())
-    proc = ikigai("tool", "list", cwd=tmp_path)
+    proc = ikigai("tool", "run", "bash", '{"command": "true"}', cwd=tmp_path)
     assert_one_line_error(proc, 1, str(path), words)
+
+
+def test_a_bad_setting_stops_only_the_commands_that_use_it(tmp_path):
+    env = {"IKIGAI_MAX_TURNS": "many", "OPENAI_API_KEY": "sk-not-used-here"}
+    listed = ikigai("tool", "list", cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and listed.stderr == "", listed.stderr
+    asked = ikigai("ask", "--provider", "openai", "hi", cwd=tmp_path, env=env)
+    assert_one_line_error(asked, 1, "environment variable IKIGAI_MAX_TURNS: 'max_turns' must be")
 
 
 @pytest.mark.parametrize("value", ["Infinity", "1e10", "NaN", "-3", "soon"])

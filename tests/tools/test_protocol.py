@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,26 @@ def test_schema_is_seed_001s(run_tool, tool):
     run = run_tool(tool, argv=("--schema",))
     assert run.returncode == 0
     assert json.loads(run.stdout) == SEED_SCHEMAS[tool]
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_the_usage_without_reading_stdin(tool, flag):
+    """``bash-tool --help`` was a tool call: it waited for arguments on stdin."""
+    exe = Path(sys.executable).with_name(f"{tool}-tool")
+    with subprocess.Popen([str(exe), flag], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True) as proc:  # stdin never closed
+        assert proc.wait(timeout=20) == 0
+        out = proc.stdout.read()
+    assert out.startswith(f"usage: {tool}-tool [--schema] < ARGUMENTS.json\n")
+    assert SEED_SCHEMAS[tool]["description"].splitlines()[0] in out
+
+
+@pytest.mark.parametrize("tool", ["bash", "glob"])
+def test_an_unknown_argument_is_a_usage_error(run_tool, tool):
+    run = run_tool(tool, VALID[tool], argv=("--verbose",))
+    assert run.returncode == 2 and run.stdout == b""
+    assert run.stderr.startswith(f"{tool}: unexpected argument '--verbose'\nusage: {tool}-tool ")
 
 
 @pytest.mark.parametrize("tool", TOOLS)
