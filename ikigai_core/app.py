@@ -56,13 +56,21 @@ class App:
 
     @cached_property
     def cwd(self) -> Path:
-        """The directory ikigai runs in (its ``.ikigai/tools`` is the project layer)."""
+        """The directory ikigai runs in (and tools run in)."""
         try:
             return Path.cwd()
         except FileNotFoundError:
             raise IkigaiError(
                 "the current directory no longer exists; cd to an existing directory"
             ) from None
+
+    @cached_property
+    def project(self) -> Path | None:
+        """The project directory: the nearest ancestor of :attr:`cwd` (itself included)
+        holding ``.ikigai/``, below the user's home; ``None`` outside every project."""
+        from ikigai_core.project import find_project
+
+        return find_project(self.cwd, ikigai_home=self.home)
 
     @cached_property
     def home(self) -> Path:

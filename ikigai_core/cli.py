@@ -56,6 +56,13 @@ def app_of(ctx: click.Context) -> App:
     return app
 
 
+def load_command(name: str) -> click.Command:
+    """The command called ``name`` (a key of :data:`COMMANDS`), its module imported now."""
+    module, attr = COMMANDS[name].split(":")
+    command: click.Command = getattr(importlib.import_module(module), attr)
+    return command
+
+
 class IkigaiGroup(click.Group):
     """The ``ikigai`` group: commands loaded on demand, plugin commands through the
     ``ikigai_commands`` hook, expected errors as one-line failures."""
@@ -66,9 +73,7 @@ class IkigaiGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return self.plugin_commands(ctx).get(cmd_name)
-        module, attr = COMMANDS[cmd_name].split(":")
-        command: click.Command = getattr(importlib.import_module(module), attr)
-        return command
+        return load_command(cmd_name)
 
     def plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
         """The commands plugins add; one named like a built-in command is reported, skipped."""
@@ -108,12 +113,21 @@ def _collect_commands(app: App) -> dict[str, click.Command]:
     return found
 
 
-@click.group(cls=IkigaiGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=IkigaiGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="ikigai")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
-    """Give LLM agents tools: external executables, discovered and run safely."""
+    """Give LLM agents tools: external executables, discovered and run safely.
+
+    Without a command, on a terminal: chat.
+    """
     app_of(ctx)
+    if ctx.invoked_subcommand is None:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):  # a pipe or a script: the usage
+            click.echo(ctx.get_help(), err=True)
+            sys.exit(2)
+        ctx.invoke(load_command("chat"))
 
 
 def _terminate(signum: int, frame: Any) -> NoReturn:

@@ -1,7 +1,9 @@
 """Default plugin: the user's and the project's tool directories.
 
-``$IKIGAI_HOME/tools`` (source ``user``) and ``./.ikigai/tools`` (source ``project``,
-only once the project directory is trusted with ``ikigai trust``).
+``$IKIGAI_HOME/tools`` (source ``user``) and the project's ``.ikigai/tools`` (source
+``project``, only once the project directory is trusted with ``ikigai trust``). The project
+is the nearest ancestor of the working directory holding ``.ikigai/``
+(:func:`ikigai_core.project.find_project`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
 from ikigai_core.discovery import DirectorySource
+from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
 
 USER_PRECEDENCE = 10
@@ -17,7 +20,7 @@ PROJECT_PRECEDENCE = 20
 
 
 class ProjectSource(DirectorySource):
-    """``./.ikigai/tools``, whose tools are only candidates once the project is trusted."""
+    """``PROJECT/.ikigai/tools``, whose tools are only candidates once the project is trusted."""
 
     def __init__(self, project: Path, trust: TrustStore) -> None:
         super().__init__(project / ".ikigai" / "tools", name="project",
@@ -38,8 +41,9 @@ class ProjectSource(DirectorySource):
 
 @hookimpl
 def ikigai_tool_sources(home: Path, cwd: Path) -> list[DirectorySource]:
-    """The user directory, then the project directory."""
-    return [
-        DirectorySource(home / "tools", name="user", precedence=USER_PRECEDENCE),
-        ProjectSource(cwd, TrustStore(home)),
-    ]
+    """The user directory, then the project directory (if ``cwd`` is in a project)."""
+    sources = [DirectorySource(home / "tools", name="user", precedence=USER_PRECEDENCE)]
+    project = find_project(cwd, ikigai_home=home)
+    if project is not None:
+        sources.append(ProjectSource(project, TrustStore(home)))
+    return sources

@@ -548,12 +548,31 @@ def test_chat_on_a_terminal_prompts_before_discovery_ends_and_spins_on_submit(
         term.write(b"/tool\n")
         seen = term.read_until(b"> ")
         assert b"discovering tools..." in seen and b"  slow (" in seen
+        term.wait_for_input()
         term.write(leave)  # at the prompt, Ctrl-D or Ctrl-C leaves
         term.read_until(b"")
         assert term.wait() == 0
     history = isolated_home / "history"  # line editing keeps what was typed, user-only
     assert "/tool" in history.read_text().splitlines()
     assert history.stat().st_mode & 0o777 == 0o600
+
+
+def test_bare_ikigai_on_a_terminal_starts_chat(keys, tmp_path):
+    env = {**os.environ, "IKIGAI_PROVIDER": "anthropic", "TERM": "dumb"}
+    with Terminal([IKIGAI], env=env, cwd=tmp_path) as term:
+        assert b"ikigai: chatting with anthropic " in term.read_until(b"> ")
+        term.wait_for_input()
+        term.write(b"\x04")
+        term.read_until(b"")
+        assert term.wait() == 0
+
+
+def test_bare_ikigai_on_a_pipe_prints_the_usage(keys, tmp_path):
+    ran = subprocess.run([IKIGAI], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert ran.returncode == 2 and ran.stdout == ""
+    assert ran.stderr.startswith("Usage: ikigai [OPTIONS] [COMMAND] [ARGS]...\n")
+    assert "Without a command, on a terminal: chat." in ran.stderr
 
 
 def test_quitting_chat_while_discovery_hangs_exits_at_once_and_leaves_nothing(

@@ -279,7 +279,8 @@ def test_concurrent_trust_processes_all_land(isolated_home, tmp_path):
 
 def test_corrupt_config_is_one_line(invoke, isolated_home):
     (isolated_home / "config.json").write_text('{"tool_timeout": "soon"}')
-    result = invoke("tool", "list")
+    assert invoke("tool", "list").exit_code == 0  # a bad value stops only what reads it
+    result = invoke("tool", "run", "bash", '{"command": "true"}')
     assert result.exit_code == 1
     assert "'tool_timeout' must be a positive float" in result.stderr
     assert result.stderr.count("\n") == 1

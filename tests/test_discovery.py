@@ -440,7 +440,7 @@ def test_cancel_kills_running_schema_calls_and_caches_none_of_them(
     discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings(schema_timeout=30))
     discovery.start()
     deadline = time.monotonic() + 20
-    while len(list(pids.iterdir())) < 3:
+    while len([p for p in pids.iterdir() if p.read_text()]) < 3:  # created, then written
         assert time.monotonic() < deadline, "the --schema calls never started"
         time.sleep(0.05)
     started = time.monotonic()

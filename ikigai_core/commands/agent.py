@@ -196,7 +196,8 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     discovery.start()  # the prompt comes up now; a submit waits for the tools
     interactive = sys.stdin.isatty()
     if interactive:
-        warn(f"chatting with {agent.provider.name} {agent.model}; /help for commands")
+        where = f" in project {app.project}" if app.project else ""
+        warn(f"chatting with {agent.provider.name} {agent.model}{where}; /help for commands")
     session = _Chat(app, agent, discovery, terminal)
     try:
         for line in _lines(interactive, app.home / "history"):

@@ -47,6 +47,16 @@ def why_missing(registry: Registry, name: str) -> str | None:
     return None
 
 
+def project_state(app: App) -> str:
+    """The project in use and whether it is trusted, or that there is none."""
+    from ikigai_core.trust import TrustStore
+
+    if app.project is None:
+        return "none (no .ikigai/ in this directory or above it, below the home directory)"
+    trusted = TrustStore(app.home).is_trusted(app.project)
+    return f"{app.project} ({'trusted' if trusted else 'not trusted: its tools are not loaded'})"
+
+
 def summary(description: str) -> str:
     """A description's first line, for one-row-per-tool listings."""
     return next(iter(description.strip().splitlines()), "")
@@ -73,6 +83,8 @@ def list_tools(app: App, as_json: bool, verbose: bool) -> None:
     if as_json:
         echo_json([_tool_json(tool) for tool in registry.values()])
         return
+    if verbose:
+        click.echo(printable(f"Project: {project_state(app)}"))
     if not registry:
         warn("no tools found")
     width = max((len(name) for name in registry), default=0)

@@ -21,7 +21,7 @@ directory_arg = click.argument(
 @click.option("--list", "list_", is_flag=True, help="List the trusted directories.")
 @pass_app
 def trust(app: App, directory: Path | None, list_: bool) -> None:
-    """Let DIRECTORY's .ikigai/tools run (default: the current directory)."""
+    """Let DIRECTORY's .ikigai/tools run (default: the project you are in)."""
     store = TrustStore(app.home)
     if list_:
         if directory is not None:
@@ -32,7 +32,7 @@ def trust(app: App, directory: Path | None, list_: bool) -> None:
         if not trusted:
             click.echo("No trusted directories.")
         return
-    resolved, _ = store.trust(directory or app.cwd)
+    resolved, _ = store.trust(directory or app.project or app.cwd)
     if (resolved / ".ikigai" / "tools").is_dir():
         click.echo(printable(f"Trusted {resolved}: its .ikigai/tools will be loaded."))
     else:
@@ -44,8 +44,8 @@ def trust(app: App, directory: Path | None, list_: bool) -> None:
 @directory_arg
 @pass_app
 def untrust(app: App, directory: Path | None) -> None:
-    """Stop running DIRECTORY's .ikigai/tools (default: the current directory)."""
-    resolved, was_trusted = TrustStore(app.home).untrust(directory or app.cwd)
+    """Stop running DIRECTORY's .ikigai/tools (default: the project you are in)."""
+    resolved, was_trusted = TrustStore(app.home).untrust(directory or app.project or app.cwd)
     if was_trusted:
         click.echo(printable(f"No longer trusted: {resolved}"))
     else:

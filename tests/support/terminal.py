@@ -44,6 +44,24 @@ class Terminal:
         """Type ``data`` at the terminal."""
         os.write(self.fd, data)
 
+    def wait_for_input(self, timeout: float = 10) -> None:
+        """Wait until the program sleeps waiting for what is typed, as a person typing finds it.
+
+        A Ctrl-C typed the instant a prompt appears, before the program is back in its
+        ``select`` for input, is lost: CPython's readline loop sees a signal only when
+        ``select`` is interrupted by it, so the prompt would wait on as if nothing happened.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            wchan = Path(f"/proc/{self.pid}/wchan").read_text()
+            if "poll" in wchan or "select" in wchan:
+                return
+            if wchan in ("", "0"):  # the kernel does not say: give the program a moment
+                time.sleep(0.2)
+                return
+            time.sleep(0.01)
+        raise AssertionError(f"not waiting for input after {timeout} s")
+
     def read_until(self, marker: bytes, timeout: float = 20) -> bytes:
         """What the program prints until ``marker`` ends it (``b""``: until it closes the
         terminal); an ``AssertionError`` showing what was seen once ``timeout`` seconds pass."""

@@ -1,0 +1,117 @@
+"""The project is found the way git finds its root: the nearest ancestor with ``.ikigai/``,
+never the user's home or the filesystem root."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ikigai_core.app import App
+from ikigai_core.project import find_project
+from tests.support.terminal import Terminal
+
+IKIGAI = str(Path(sys.executable).with_name("ikigai"))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """``home/proj/sub/deeper`` with ``home/proj/.ikigai/``; ``home`` is the user's home."""
+    home = tmp_path / "home"
+    (home / "proj" / ".ikigai").mkdir(parents=True)
+    (home / "proj" / "sub" / "deeper").mkdir(parents=True)
+    return home
+
+
+def find(start: Path, home: Path) -> Path | None:
+    return find_project(start, ikigai_home=home / ".ikigai", user_home=home)
+
+
+def test_the_nearest_ancestor_with_dot_ikigai_is_the_project(tree):
+    project = tree / "proj"
+    assert find(project, tree) == project
+    assert find(project / "sub" / "deeper", tree) == project
+    (project / "sub" / ".ikigai").mkdir()  # a project inside a project: the nearer wins
+    assert find(project / "sub" / "deeper", tree) == project / "sub"
+
+
+def test_a_file_named_dot_ikigai_is_not_a_project(tree):
+    (tree / "proj" / "sub" / ".ikigai").write_text("")
+    assert find(tree / "proj" / "sub", tree) == tree / "proj"
+
+
+def test_the_search_stops_at_the_home_directory(tree):
+    (tree / ".ikigai").mkdir()  # ~/.ikigai is the user layer, not a project
+    (tree / "other").mkdir()
+    assert find(tree / "other", tree) is None
+    assert find(tree, tree) is None
+    (tree.parent / ".ikigai").mkdir()  # above home: never reached
+    assert find(tree / "other", tree) is None
+
+
+def test_the_search_stops_at_the_root(tmp_path):
+    (tmp_path / "a").mkdir()
+    assert find_project(tmp_path / "a", ikigai_home=tmp_path / "h",
+                        user_home=tmp_path / "elsewhere") is None
+
+
+def test_the_ikigai_home_is_not_a_project(tree):
+    ikigai_home = tree / "proj" / ".ikigai"
+    assert find_project(tree / "proj" / "sub", ikigai_home=ikigai_home, user_home=tree) is None
+
+
+def test_app_exposes_the_project(tree):
+    app = App(environ={"IKIGAI_HOME": str(tree / ".ikigai")}, cwd=tree / "proj" / "sub")
+    assert app.project == tree / "proj"
+
+
+# -- Through the CLI, from a subdirectory --------------------------------------------------
+
+
+@pytest.fixture
+def project(tmp_path, make_tool):
+    """``proj`` with one project tool, and its subdirectory ``proj/sub``."""
+    proj = tmp_path / "proj"
+    make_tool(proj / ".ikigai" / "tools", "mine-tool")
+    (proj / "sub").mkdir()
+    return proj
+
+
+def ikigai(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([IKIGAI, *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_a_subdirectory_uses_the_project_and_says_which(project):
+    sub = project / "sub"
+    before = ikigai("tool", "list", "--verbose", cwd=sub)
+    assert before.stdout.splitlines()[0] == (
+        f"Project: {project} (not trusted: its tools are not loaded)")
+    assert f"run `ikigai trust {project}`" in before.stderr
+    trusted = ikigai("trust", cwd=sub)  # the default is the project, not the subdirectory
+    assert trusted.stdout == f"Trusted {project}: its .ikigai/tools will be loaded.\n"
+    listed = json.loads(ikigai("tool", "list", "--json", cwd=sub).stdout)
+    assert {"name": "mine", "path": str(project / ".ikigai" / "tools" / "mine-tool"),
+            "source": "project", "description": "The mine test tool"} in listed
+    verbose = ikigai("tool", "list", "--verbose", cwd=sub).stdout.splitlines()
+    assert verbose[0] == f"Project: {project} (trusted)"
+    assert ikigai("untrust", cwd=sub).stdout == f"No longer trusted: {project}\n"
+
+
+def test_outside_every_project_there_is_none(tmp_path):
+    listed = ikigai("tool", "list", "--verbose", cwd=tmp_path)
+    assert listed.stdout.splitlines()[0].startswith("Project: none (no .ikigai/ in this ")
+
+
+def test_the_chat_banner_names_the_project(project):
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-used-0123", "TERM": "dumb"}
+    with Terminal([IKIGAI, "chat", "--provider", "openai"], env=env, cwd=project / "sub") as term:
+        banner = term.read_until(b"> ")
+        term.wait_for_input()
+        term.write(b"\x04")
+        term.read_until(b"")
+        assert term.wait() == 0
+    assert f"in project {project}; /help for commands".encode() in banner
