@@ -145,7 +145,7 @@ def ask_schema(
             kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
         )
     except OSError as exc:
-        return Transient(f"cannot run --schema: {start_failure(candidate.command[0], exc)}")
+        return Transient(f"cannot run --schema: {start_failure(spec.argv[0], exc)}")
     if ran.timed_out:
         return Transient(f"--schema timed out after {settings.schema_timeout:g} s")
     if ran.overflowed:

@@ -73,13 +73,15 @@ def test_blocked_entry_point_is_not_even_imported(site):
     assert pm.is_blocked("acme")
 
 
-def test_a_misspelled_disabled_plugin_is_warned_with_a_suggestion(site, capsys):
+def test_a_misspelled_disabled_plugin_is_warned_with_a_suggestion(site):
     site("ikigai-acme", "acme", "")
+    notices = Notices()
     pm = get_plugin_manager(
-        environ={"IKIGAI_DISABLE_PLUGINS": "acme,ikigai_tools_builtin.scaner,zzzz"})
+        environ={"IKIGAI_DISABLE_PLUGINS": "acme,ikigai_tools_builtin.scaner,zzzz"},
+        notices=notices)
     assert pm.is_blocked("acme")
     assert pm.get_plugin("ikigai_tools_builtin.scanner") is not None  # the typo blocked nothing
-    err = capsys.readouterr().err.splitlines()
+    err = [f"ikigai: {notice.message}" for notice in notices]
     assert err[0] == ("ikigai: IKIGAI_DISABLE_PLUGINS names no plugin "
                       "'ikigai_tools_builtin.scaner'; did you mean 'ikigai_tools_builtin.scanner'?")
     assert err[1].startswith("ikigai: IKIGAI_DISABLE_PLUGINS names no plugin 'zzzz'; plugins: "
