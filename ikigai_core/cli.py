@@ -28,17 +28,25 @@ class Failure(click.ClickException):
 
 
 COMMANDS = {
-    "tool": "ikigai_core.commands.tools:tool_group",
-    "refresh": "ikigai_core.commands.tools:refresh",
-    "trust": "ikigai_core.commands.trust:trust",
-    "untrust": "ikigai_core.commands.trust:untrust",
-    "plugins": "ikigai_core.commands.plugins:plugins",
-    "request": "ikigai_core.commands.agent:request",
-    "ask": "ikigai_core.commands.agent:ask",
-    "chat": "ikigai_core.commands.agent:chat",
+    "tool": ("ikigai_core.commands.tools:tool_group",
+             "List, inspect and run the discovered tools."),
+    "refresh": ("ikigai_core.commands.tools:refresh",
+                "Ask every tool for its schema again and say what changed."),
+    "trust": ("ikigai_core.commands.trust:trust",
+              "Let DIRECTORY's .ikigai/tools run (default: the project you are in)."),
+    "untrust": ("ikigai_core.commands.trust:untrust",
+                "Stop running DIRECTORY's .ikigai/tools (default: the project you are in)."),
+    "plugins": ("ikigai_core.commands.plugins:plugins",
+                "List every plugin: name, distribution and version, hooks, whether built in."),
+    "request": ("ikigai_core.commands.agent:request", "Print the request body ikigai would send"
+                " for PROMPT, with every tool (no network, no key)."),
+    "ask": ("ikigai_core.commands.agent:ask",
+            "Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."),
+    "chat": ("ikigai_core.commands.agent:chat", "Talk with the model; /help lists the commands."),
 }
-"""Every command, by where it lives: a command's module is imported only when it runs,
-so ``ikigai tool list`` never pays for the agent loop's imports (httpx)."""
+"""Every command: where it lives and its one-line summary. A command's module is imported
+only when it runs, so ``ikigai tool list`` never pays for the agent loop's imports (httpx)
+and ``ikigai --help`` imports none (tests check the summaries against the commands')."""
 
 
 def print_notice(notice: Notice) -> None:
@@ -58,7 +66,7 @@ def app_of(ctx: click.Context) -> App:
 
 def load_command(name: str) -> click.Command:
     """The command called ``name`` (a key of :data:`COMMANDS`), its module imported now."""
-    module, attr = COMMANDS[name].split(":")
+    module, attr = COMMANDS[name][0].split(":")
     command: click.Command = getattr(importlib.import_module(module), attr)
     return command
 
@@ -74,6 +82,16 @@ class IkigaiGroup(click.Group):
         if cmd_name not in COMMANDS:
             return self.plugin_commands(ctx).get(cmd_name)
         return load_command(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command with its whole summary (click cuts them to fit one line)."""
+        plugins = self.plugin_commands(ctx)
+        rows = [(name, COMMANDS[name][1]) if name in COMMANDS
+                else (name, plugins[name].get_short_help_str(limit=1 << 16))
+                for name in self.list_commands(ctx)
+                if name in COMMANDS or not plugins[name].hidden]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def plugin_commands(self, ctx: click.Context) -> dict[str, click.Command]:
         """The commands plugins add; one named like a built-in command is reported, skipped."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import signal
 import sysconfig
 
@@ -107,43 +106,80 @@ def _run(rg: str, args: list[str], limit: int | None) -> tuple[bytes, bytes] | N
     """What ``rg args`` prints on stdout and stderr.
 
     ``None`` if it could not start, failed without output or printed over ``limit`` bytes.
+    The log (stderr) goes to a scratch file, and so does stdout without a limit: ``rg``
+    writes them a line or a file at a time, and waking up for each write cost more CPU than
+    the search of a rare word.
     """
+    log = _scratch()
+    reader, out = (_scratch(),) * 2 if limit is None else os.pipe()
     try:
-        out, out_writer = os.pipe()
-        err, err_writer = os.pipe()
-        null = os.open(os.devnull, os.O_RDONLY)
         try:
-            pid = os.posix_spawn(rg, [rg, *args], os.environ,
-                                 file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
-                                               (os.POSIX_SPAWN_DUP2, out_writer, 1),
-                                               (os.POSIX_SPAWN_DUP2, err_writer, 2)])
+            pid = _spawn([rg, *args], out, log)
         finally:
-            for fd in (out_writer, err_writer, null):
-                os.close(fd)
+            if out != reader:
+                os.close(out)
+        if pid is None:
+            return None
+        try:
+            data = _read(reader, pid, limit)
+        finally:
+            status = os.waitpid(pid, 0)[1]
+        if data is None:
+            return None
+        data = data if limit is not None else _contents(reader)
+        if os.waitstatus_to_exitcode(status) not in (0, 1) and not data:
+            return None
+        return data, _contents(log)
+    finally:
+        os.close(log)
+        os.close(reader)
+
+
+def _spawn(argv: list[str], out: int, log: int) -> int | None:
+    """Start ``argv`` with stdin ``/dev/null``, stdout ``out``, stderr ``log``; its pid."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        return os.posix_spawn(argv[0], argv, os.environ,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, null, 0),
+                                            (os.POSIX_SPAWN_DUP2, out, 1),
+                                            (os.POSIX_SPAWN_DUP2, log, 2)])
     except OSError:
         return None
-    chunks: dict[int, list[bytes]] = {out: [], err: []}
-    size = 0
-    poller = select.poll()
-    for fd in chunks:
-        poller.register(fd, select.POLLIN)
-    try:
-        reading = 2
-        while reading:
-            for fd, _ in poller.poll():
-                chunk = os.read(fd, CHUNK)
-                if not chunk:
-                    poller.unregister(fd)
-                    reading -= 1
-                chunks[fd].append(chunk)
-                size += len(chunk) if fd == out else 0
-            if limit is not None and size > limit:
-                os.kill(pid, signal.SIGKILL)
-                return None
     finally:
-        os.close(out)
-        os.close(err)
-        _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) not in (0, 1) and not size:
-        return None
-    return b"".join(chunks[out]), b"".join(chunks[err])
+        os.close(null)
+
+
+def _read(reader: int, pid: int, limit: int | None) -> bytes | None:
+    """Read the pipe ``reader`` to its end; ``None`` (and ``pid`` killed) past ``limit``.
+
+    Without a limit ``reader`` is the scratch file ``rg`` writes: nothing to read yet.
+    """
+    if limit is None:
+        return b""
+    chunks = []
+    size = 0
+    while chunk := os.read(reader, CHUNK):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            os.kill(pid, signal.SIGKILL)
+            return None
+    return b"".join(chunks)
+
+
+def _scratch() -> int:
+    """A descriptor of a new, nameless file (in memory on Linux)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("rg", os.MFD_CLOEXEC)
+    import tempfile
+
+    fd, name = tempfile.mkstemp()
+    os.unlink(name)
+    return fd
+
+
+def _contents(fd: int) -> bytes:
+    """Everything in the scratch file ``fd``."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    with open(fd, "rb", closefd=False) as file:
+        return file.read()

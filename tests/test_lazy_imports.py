@@ -1,12 +1,17 @@
-"""`ikigai tool list` on a warm cache stays light: no httpx, no jsonschema (issue 2)."""
+"""`ikigai tool list` on a warm cache stays light: no httpx, no jsonschema (issue 2);
+`ikigai --help` imports no command module (issue 14)."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import subprocess
+import sys
 from importlib.metadata import entry_points
 
 import pytest
 
+from ikigai_core.cli import COMMANDS
 from tests.support.imports import heavy_imports
 from tests.support.tools import write_tool
 
@@ -35,3 +40,30 @@ def test_warm_tool_list_stays_light_with_a_plugin_giving_schemas(tools_home, tmp
         pytest.skip("ikigai-example-tools is not installed")
     heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path))
     assert heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path)) == []
+
+
+def test_help_imports_no_command_module(isolated_home, tmp_path):
+    script = ("import sys\nfrom ikigai_core.cli import main\ntry:\n    main(['--help'])\n"
+              "except SystemExit:\n    pass\n"
+              "print(sorted(m for m in sys.modules if m.startswith('ikigai_core.commands.')),"
+              " file=sys.stderr)")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60, env={**os.environ, "COLUMNS": "200"})
+    assert ran.stderr.strip() == "[]", ran.stderr
+    assert "Commands:" in ran.stdout
+
+
+def test_the_commands_table_holds_each_commands_own_whole_summary():
+    for name, (target, summary) in COMMANDS.items():
+        module, attr = target.split(":")
+        command = getattr(importlib.import_module(module), attr)
+        assert summary == command.get_short_help_str(limit=1 << 16), name
+
+
+def test_help_shows_whole_summaries(isolated_home, tmp_path):
+    ran = subprocess.run([sys.executable, "-m", "ikigai_core.cli", "--help"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    listing = " ".join(ran.stdout.split("Commands:")[1].split())
+    assert "..." not in listing
+    for _, summary in COMMANDS.values():
+        assert summary in listing
