@@ -3,7 +3,8 @@
 Asking ``importlib.metadata`` costs about 20 ms a start-up (it imports the ``email``
 package and reads every distribution on ``sys.path``): a quarter of a warm
 ``ikigai tool list``. So the answer is cached under ``$IKIGAI_HOME/cache``, keyed by every
-distribution's metadata folder on ``sys.path`` (name and mtime): installing, upgrading,
+distribution's metadata folder on ``sys.path`` (name and mtime; folders without any do not
+count): installing, upgrading,
 reinstalling or removing a distribution creates or deletes such a folder. Listing them
 costs well under a millisecond.
 """
@@ -48,7 +49,11 @@ METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
 def _path_key() -> list[list[Any]]:
-    """Each ``sys.path`` folder with its distributions' metadata folders and their mtimes."""
+    """Each ``sys.path`` folder holding distributions: their metadata folders and mtimes.
+
+    Folders without any are left out: ``sys.path[0]`` is the script's folder for the console
+    script but ``""`` for ``python -c``, and alternating the two must not invalidate the cache.
+    """
     key: list[list[Any]] = []
     for entry in sys.path:
         try:
@@ -56,8 +61,9 @@ def _path_key() -> list[list[Any]]:
                 found = sorted([d.name, d.stat().st_mtime_ns] for d in it
                                if d.name.endswith(METADATA_SUFFIXES))
         except OSError:
-            found = []
-        key.append([entry, found])
+            continue
+        if found:
+            key.append([entry, found])
     return key
 
 

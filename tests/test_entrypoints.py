@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -112,3 +113,16 @@ def test_reinstalling_the_same_version_with_new_entry_points_is_seen(site, tmp_p
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ikigai-acme\nVersion: 0.3\n")
     (info / "entry_points.txt").write_text("[ikigai]\nacme2 = ikigai_acme_plugin\n")
     assert names(plugin_entry_points("ikigai", tmp_path / "cache")) >= {"acme2"}
+
+
+def test_python_c_and_the_console_script_share_the_cache(site, tmp_path, scans, monkeypatch):
+    """``sys.path[0]`` is ``""`` for ``python -c`` and the script's folder for ``ikigai``."""
+    site("ikigai-acme", "acme", PLUGIN)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.chdir(tmp_path)
+    rest = list(sys.path)
+    for first in ("", str(bin_dir), "", str(bin_dir)):
+        monkeypatch.setattr(sys, "path", [first, *rest])
+        assert "acme" in names(plugin_entry_points("ikigai", tmp_path / "cache"))
+    assert scans == ["ikigai"]
