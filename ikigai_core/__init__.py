@@ -1,14 +1,28 @@
 """ikigai: give LLM agents tools that are external executables.
 
-The public API a plugin needs lives here: the ``hookimpl`` marker and the types
-that hooks take and return. Everything else is reached through its module.
+Everything a plugin author needs is importable from here and listed in ``__all__``
+(docs/plugins.md, "Public names", says what each is for): the ``hookimpl`` marker,
+the tool-source types and :class:`DirectorySource`, the lifecycle types, the outcome,
+the settings, the :class:`Provider` base class with the conversation types and the
+wire helpers a provider's parser uses, and the errors.
 """
 
 from __future__ import annotations
 
 import pluggy
 
-from ikigai_core.errors import IkigaiError
+from ikigai_core.config import Settings
+from ikigai_core.conversation import (
+    AssistantMessage,
+    Conversation,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
+    UserMessage,
+)
+from ikigai_core.discovery import DirectorySource
+from ikigai_core.errors import IkigaiError, ProviderError
 from ikigai_core.lifecycle import (
     CallContext,
     CallDecision,
@@ -18,7 +32,16 @@ from ikigai_core.lifecycle import (
     ToolRunner,
 )
 from ikigai_core.outcome import ToolOutcome
+from ikigai_core.providers import Provider, ProviderRequest
+from ikigai_core.sse import ServerSentEvent
 from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
+from ikigai_core.wire import (
+    http_error_message,
+    load_object,
+    parse_tool_call,
+    stream_error,
+    stream_incomplete,
+)
 
 __version__ = "0.1.0"
 
@@ -26,19 +49,37 @@ hookimpl = pluggy.HookimplMarker("ikigai")
 """Mark a function as an implementation of an ikigai hook."""
 
 __all__ = [
+    "AssistantMessage",
     "CallContext",
     "CallDecision",
     "CallRecord",
+    "Conversation",
+    "DirectorySource",
     "IkigaiError",
     "ProcessSpec",
-    "ToolCallRequest",
-    "ToolRunner",
+    "Provider",
+    "ProviderError",
+    "ProviderRequest",
+    "ServerSentEvent",
+    "Settings",
     "SkippedTool",
+    "TextDelta",
     "Tool",
+    "ToolCall",
+    "ToolCallRequest",
     "ToolCandidate",
     "ToolOutcome",
+    "ToolResult",
+    "ToolResultsMessage",
+    "ToolRunner",
     "ToolScan",
     "ToolSource",
+    "UserMessage",
     "__version__",
     "hookimpl",
+    "http_error_message",
+    "load_object",
+    "parse_tool_call",
+    "stream_error",
+    "stream_incomplete",
 ]

@@ -25,7 +25,7 @@ from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
-    from ikigai_core.providers import ProviderSerializer
+    from ikigai_core.providers import Provider
     from ikigai_core.tools import Tool
 
 class TurnLimitReached(IkigaiError):
@@ -33,7 +33,7 @@ class TurnLimitReached(IkigaiError):
 
 
 def build_request(
-    provider: ProviderSerializer,
+    provider: Provider,
     conversation: Conversation,
     registry: Mapping[str, Tool] | None,
     *,
@@ -67,7 +67,7 @@ class Agent:
     """
 
     app: App
-    provider: ProviderSerializer
+    provider: Provider
     model: str
     registry: Mapping[str, Tool] = field(default_factory=dict)
     stream: bool = True

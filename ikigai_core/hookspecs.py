@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from ikigai_core.lifecycle import CallDecision, CallRecord, ProcessSpec, ToolCallRequest
     from ikigai_core.outcome import ToolOutcome
-    from ikigai_core.providers import ProviderSerializer
+    from ikigai_core.providers import Provider
     from ikigai_core.tools import ToolSource
 
 hookspec = pluggy.HookspecMarker("ikigai")
@@ -43,13 +43,13 @@ def ikigai_tool_sources(home: Path, cwd: Path) -> Sequence[ToolSource]:
 
 
 @hookspec
-def ikigai_provider_serializers() -> Sequence[ProviderSerializer]:
+def ikigai_provider_serializers() -> Sequence[Provider]:
     """Return the LLM providers this plugin contributes.
 
     Called once when ikigai first needs a provider (``ikigai request``, ``ask``,
     ``chat``, ``plugins``). Each provider's ``name`` must be unique across plugins.
 
-    :returns: zero or more objects following :class:`ikigai_core.providers.ProviderSerializer`.
+    :returns: zero or more :class:`ikigai_core.Provider` instances.
     """
 
 

@@ -1,4 +1,4 @@
-"""The provider protocol, and the installed providers indexed by name.
+"""The provider base class, and the installed providers indexed by name.
 
 Core code never names a provider: they come from plugins through the
 ``ikigai_provider_serializers`` hook (each provider distribution registers one
@@ -8,11 +8,13 @@ through the ``ikigai`` entry-point group).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping, Sequence
+from urllib.parse import quote
 
 from ikigai_core.errors import PluginError, UsageError
 from ikigai_core.hookcall import collect
 from ikigai_core.notices import Notices
+from ikigai_core.wire import base_url, http_error_message
 
 if TYPE_CHECKING:
     import pluggy
@@ -20,6 +22,9 @@ if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
+
+STREAM_FRAMINGS = ("sse", "ndjson")
+"""How a provider's stream is cut into events: server-sent events or one JSON per line."""
 
 
 INSTALL_HINT = (
@@ -39,84 +44,114 @@ class ProviderRequest:
     body: Mapping[str, Any]
 
 
-class ProviderSerializer(Protocol):
-    """What a provider plugin implements: schema transformation and wire format.
+class Provider:
+    """The base of every provider: declare its parts, write only its wire format.
 
-    Everything here is pure (no network): ikigai's transport sends the request,
-    retries, and hands the parsed body or the server-sent events back.
+    A subclass sets the class attributes below and implements :meth:`tool_schema`,
+    :meth:`request_body`, :meth:`parse_response` and :meth:`parse_stream`. Everything
+    here is pure (no network): ikigai's transport builds the request with
+    :meth:`http_request`, sends it, retries, and hands back the parsed body or the
+    stream's events (cut by :attr:`stream_framing`).
     """
 
-    name: str
-    """Unique provider name users pass to ``--provider``."""
-    default_model: str
+    name: ClassVar[str]
+    """Unique provider name users pass to ``--provider``; every error line says it."""
+    default_model: ClassVar[str]
     """The model used when the user names none."""
-    api_key_env: Sequence[str]
-    """Environment variables holding the API key, most preferred first."""
-    base_url_env: str
+    base_url_env: ClassVar[str]
     """Environment variable overriding the API's base URL (named when it cannot be reached)."""
+    default_base_url: ClassVar[str]
+    """The base URL when :attr:`base_url_env` is not set."""
+    path: ClassVar[str]
+    """Appended to the base URL; ``{model}`` in it is replaced by the URL-quoted model."""
+    stream_path: ClassVar[str | None] = None
+    """The path of a streamed request, when it differs from :attr:`path`."""
+    api_key_env: ClassVar[Sequence[str]] = ()
+    """Environment variables that may hold the API key, most preferred first (or none)."""
+    key_required: ClassVar[bool] = True
+    """Whether the default base URL needs a key. A base URL set in :attr:`base_url_env`
+    never does: a local server (llama.cpp, vLLM, Ollama, LM Studio) works without one."""
+    auth_header: ClassVar[str] = "Authorization"
+    """The header carrying the key."""
+    auth_prefix: ClassVar[str] = "Bearer "
+    """What comes before the key in :attr:`auth_header` (``""`` for a bare key)."""
+    headers: ClassVar[Mapping[str, str]] = {}
+    """Extra headers sent with every request (an API version, say)."""
+    stream_framing: ClassVar[str] = "sse"
+    """``"sse"`` (server-sent events) or ``"ndjson"`` (each line one event's data)."""
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """Translate one registry tool into this provider's tool declaration."""
-        ...
+        raise NotImplementedError
 
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
     ) -> dict[str, Any]:
         """Build the JSON body for the next model turn (no key in it)."""
-        ...
-
-    def http_request(
-        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str,
-        environ: Mapping[str, str],
-    ) -> ProviderRequest:
-        """Where to POST ``body``, and with which headers."""
-        ...
+        raise NotImplementedError
 
     def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
         """Read a non-streamed response body into one assistant turn."""
-        ...
+        raise NotImplementedError
 
     def parse_stream(
         self, events: Iterable[ServerSentEvent]
     ) -> Iterator[TextDelta | AssistantMessage]:
-        """Read a stream: yield text as it arrives, then the whole assistant turn last."""
-        ...
+        """Read a stream: yield text as it arrives, then the whole assistant turn last.
 
-    def error_message(self, status: int, body: bytes, *, model: str, key_env: str) -> str:
+        With ``ndjson`` framing each event's ``data`` is one line of the body."""
+        raise NotImplementedError
+
+    def http_request(
+        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str | None,
+        environ: Mapping[str, str],
+    ) -> ProviderRequest:
+        """``POST {base URL}{path}`` with the key (when there is one) in :attr:`auth_header`."""
+        path = self.stream_path if stream and self.stream_path else self.path
+        url = base_url(environ, self.base_url_env, self.default_base_url)
+        headers = {"Content-Type": "application/json", **self.headers}
+        if api_key:
+            headers[self.auth_header] = self.auth_prefix + api_key
+        if stream and self.stream_framing == "sse":
+            headers["Accept"] = "text/event-stream"
+        return ProviderRequest(url + path.replace("{model}", quote(model, safe="")), headers, body)
+
+    def error_message(self, status: int, body: bytes, *, model: str, key_env: str | None) -> str:
         """One line for an HTTP error status: what went wrong and what to do.
 
-        ``key_env`` is the variable the key was read from, to name when it is rejected.
+        ``key_env`` is the variable the key was read from (``None``: no key was sent),
+        to name when the key is rejected or missing.
         """
-        ...
+        return http_error_message(self, status, body, model=model, key_env=key_env)
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Undo what ``tool_schema`` changed in the arguments the model sent (OpenAI: nulls)."""
-        ...
-
-
-PROVIDER_ATTRIBUTES = ("name", "default_model", "api_key_env", "base_url_env")
-PROVIDER_METHODS = ("tool_schema", "request_body", "http_request", "parse_response",
-                    "parse_stream", "error_message", "prepare_arguments")
+        """Undo what :meth:`tool_schema` changed in the model's arguments (OpenAI: nulls)."""
+        return dict(arguments)
 
 
 def provider_problem(provider: Any) -> str | None:
-    """What ``provider`` lacks of the :class:`ProviderSerializer` protocol, if anything."""
+    """What is wrong with a plugin's ``provider``, if anything."""
     kind = type(provider).__name__
-    missing = [a for a in PROVIDER_ATTRIBUTES if not hasattr(provider, a)]
-    missing += [f"{m}()" for m in PROVIDER_METHODS if not callable(getattr(provider, m, None))]
+    if not isinstance(provider, Provider):
+        return f"provider {kind} is not a subclass of ikigai_core.Provider"
+    missing = [part for part in ("name", "default_model", "base_url_env", "default_base_url",
+                                 "path") if not isinstance(getattr(provider, part, None), str)]
     if missing:
-        return f"provider {kind} lacks {', '.join(missing)} of the provider protocol"
-    if not isinstance(provider.name, str) or not provider.name:
-        return f"provider {kind} has no name (a non-empty str)"
+        return f"provider {kind} does not set {', '.join(missing)} (a str)"
+    if not provider.name:
+        return f"provider {kind} has an empty name"
+    if provider.stream_framing not in STREAM_FRAMINGS:
+        return (f"provider {kind} has stream_framing {provider.stream_framing!r}; "
+                f"use one of {', '.join(STREAM_FRAMINGS)}")
     return None
 
 
 def collect_providers(
     pm: pluggy.PluginManager, notices: Notices | None = None
-) -> dict[str, ProviderSerializer]:
+) -> dict[str, Provider]:
     """Every installed provider by name, sorted. Two plugins with one name are an error;
     a plugin that raises or gives an incomplete provider is reported and skipped."""
-    found: dict[str, ProviderSerializer] = {}
+    found: dict[str, Provider] = {}
     owner: dict[str, str] = {}
     notices = Notices() if notices is None else notices
     for plugin, provider in collect(pm, "ikigai_provider_serializers", notices, provider_problem):
@@ -133,7 +168,7 @@ def collect_providers(
 
 def get_provider(
     pm: pluggy.PluginManager, name: str, notices: Notices | None = None
-) -> ProviderSerializer:
+) -> Provider:
     """The provider called ``name``, or a usage error listing the installed ones."""
     providers = collect_providers(pm, notices)
     try:

@@ -1,7 +1,9 @@
-"""Server-sent events: bytes to lines to events, following the WHATWG parsing rules.
+"""Stream framings: bytes to lines to events, as server-sent events or as NDJSON.
 
-https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
-Providers receive :class:`ServerSentEvent` objects and never see the wire.
+Server-sent events follow the WHATWG parsing rules
+(https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation);
+newline-delimited JSON (https://github.com/ndjson/ndjson-spec) makes each line one
+event. Providers receive :class:`ServerSentEvent` objects and never see the wire.
 """
 
 from __future__ import annotations
@@ -79,3 +81,10 @@ def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
             event = value
         elif name == "id" and "\0" not in value:
             last_id = value
+
+
+def iter_ndjson(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
+    """One event per line that is not blank (newline-delimited JSON), the line as its data."""
+    for line in lines:
+        if line.strip():
+            yield ServerSentEvent(data=line)

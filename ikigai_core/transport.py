@@ -1,7 +1,7 @@
 """Send one model turn to a provider over HTTP: retries, timeouts, streaming, one-line errors.
 
 Shared by every provider: a provider only builds bodies and reads replies
-(:class:`~ikigai_core.providers.ProviderSerializer`); this module owns the network.
+(:class:`~ikigai_core.providers.Provider`); this module owns the network.
 The API key is redacted from every error that leaves :func:`send_turn`. httpx is
 imported only when a request is made, so importing this module costs nothing.
 """
@@ -21,14 +21,14 @@ from urllib.parse import quote, urlsplit
 
 from ikigai_core.conversation import AssistantMessage, TextDelta
 from ikigai_core.errors import ProviderError, UsageError
-from ikigai_core.sse import iter_lines, iter_sse
+from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
 from ikigai_core.wire import load_object
 
 if TYPE_CHECKING:
     import httpx
 
     from ikigai_core.conversation import Conversation
-    from ikigai_core.providers import ProviderRequest, ProviderSerializer
+    from ikigai_core.providers import Provider, ProviderRequest
     from ikigai_core.tools import Tool
 
 CONNECT_TIMEOUT = 10.0
@@ -46,19 +46,28 @@ MIN_SECRET_LENGTH = 8
 """Shorter values are not secrets worth hiding: redacting ``x`` would garble every message."""
 
 
-def api_key(provider: ProviderSerializer, environ: Mapping[str, str]) -> str:
-    """The provider's API key: the first of its ``api_key_env`` variables that is set."""
-    return environ[key_variable(provider, environ)]
+def api_key(provider: Provider, environ: Mapping[str, str]) -> str | None:
+    """The provider's API key: the first of its ``api_key_env`` variables that is set
+    (``None``: the request goes without one; see :func:`key_variable`)."""
+    var = key_variable(provider, environ)
+    return None if var is None else environ[var]
 
 
-def key_variable(provider: ProviderSerializer, environ: Mapping[str, str]) -> str:
-    """The first of the provider's ``api_key_env`` variables that is set (the one used)."""
+def key_variable(provider: Provider, environ: Mapping[str, str]) -> str | None:
+    """The first of the provider's ``api_key_env`` variables that is set (the one used).
+
+    With none set, the request goes without a key when the provider needs none
+    (``key_required`` false) or its base URL is set (a local server); otherwise this is
+    a :class:`ProviderError` naming the variables.
+    """
     for var in provider.api_key_env:
         if environ.get(var):
             return var
-    raise ProviderError(
-        f"No API key for provider '{provider.name}': set {' or '.join(provider.api_key_env)}"
-    )
+    if provider.api_key_env and provider.key_required and not environ.get(provider.base_url_env):
+        raise ProviderError(
+            f"No API key for provider '{provider.name}': set {' or '.join(provider.api_key_env)}"
+        )
+    return None
 
 
 def redact(text: str, secret: str) -> str:
@@ -130,7 +139,7 @@ def is_retryable(status: int) -> bool:
 
 
 def send_turn(
-    provider: ProviderSerializer,
+    provider: Provider,
     conversation: Conversation,
     tools: Sequence[Tool],
     *,
@@ -151,12 +160,12 @@ def send_turn(
     import httpx
 
     key_env = key_variable(provider, environ)
-    key = environ[key_env]
+    key = "" if key_env is None else environ[key_env]
     limits = http_timeout(environ) if timeout is None else httpx.Timeout(timeout)
     try:
         body = provider.request_body(conversation, tools, model=model, stream=stream)
         request = provider.http_request(
-            body, model=model, stream=stream, api_key=key, environ=environ
+            body, model=model, stream=stream, api_key=key or None, environ=environ
         )
         exchange = _Exchange(provider, request, model, limits, key_env)
         return exchange.run(stream, on_text, max_retries)
@@ -171,7 +180,7 @@ class _Exchange:
     """One request to one provider, with its attempts."""
 
     def __init__(
-        self, provider: ProviderSerializer, request: ProviderRequest, model: str,
+        self, provider: Provider, request: ProviderRequest, model: str,
         limits: httpx.Timeout, key_env: str,
     ) -> None:
         self.provider = provider
@@ -229,7 +238,8 @@ class _Exchange:
             if stream and on_text is not None and message.text:
                 on_text(message.text)
             return message
-        items = self.provider.parse_stream(iter_sse(iter_lines(response.iter_bytes())))
+        framing = iter_ndjson if self.provider.stream_framing == "ndjson" else iter_sse
+        items = self.provider.parse_stream(framing(iter_lines(response.iter_bytes())))
         while True:
             with self._reading():
                 item = next(items, None)

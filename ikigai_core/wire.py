@@ -6,32 +6,14 @@ Provider plugins import this module at load time, so it stays free of network co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import Any, Mapping
 
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
 from ikigai_core.strictjson import loads
 
-if TYPE_CHECKING:
-    from ikigai_core.tools import Tool
-
 MESSAGE_LIMIT = 300
 """Longest provider message quoted in one of our error lines."""
-
-
-class SerializerDefaults:
-    """A base for provider serializers: the standard ``error_message``, arguments unchanged."""
-
-    name: str
-    api_key_env: Sequence[str]
-
-    def error_message(self, status: int, body: bytes, *, model: str, key_env: str) -> str:
-        """The standard one line for an HTTP error (:func:`http_error_message`)."""
-        return http_error_message(self, status, body, model=model, key_env=key_env)
-
-    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The arguments as the model sent them."""
-        return dict(arguments)
 
 
 def base_url(environ: Mapping[str, str], var: str, default: str) -> str:
@@ -66,37 +48,26 @@ def error_body_message(body: bytes) -> str | None:
     return one_line(message) if isinstance(message, str) and message.strip() else None
 
 
-class KeyedProvider(Protocol):
-    """What an error line needs of a provider: its name and its key's variables."""
-
-    @property
-    def name(self) -> str:
-        """The provider's name."""
-
-    @property
-    def api_key_env(self) -> Sequence[str]:
-        """The variables that may hold its key, most preferred first."""
-
-
 def http_error_message(
-    provider: KeyedProvider, status: int, body: bytes, *, model: str,
+    provider: Any, status: int, body: bytes, *, model: str,
     key_env: str | None = None, key_rejected: bool = False,
 ) -> str:
     """The standard line for an HTTP error status (``error_message`` of the providers).
 
-    ``key_rejected`` marks a status other than 401 that the provider uses for a bad
-    key (Gemini answers 400 ``API_KEY_INVALID``). The key's variable (``key_env``, the
-    one it was read from; by default the preferred one) is named, never the provider's
-    message (it may quote part of the key).
+    ``provider`` has a ``name`` and ``api_key_env``. ``key_rejected`` marks a status
+    other than 401 that the provider uses for a bad key (Gemini answers 400
+    ``API_KEY_INVALID``). The key's variable (``key_env``, the one it was read from;
+    ``None`` when no key was sent) is named, never the provider's message (it may quote
+    part of the key).
     """
     name = provider.name
-    key_env = key_env or provider.api_key_env[0]
+    variables = " or ".join(provider.api_key_env)
     detail = error_body_message(body)
-    if status == 401 or key_rejected:
-        return (
-            f"Provider '{name}' rejected the API key (HTTP {status}): "
-            f"set a valid {key_env}"
-        )
+    if (status == 401 or key_rejected) and key_env:
+        return f"Provider '{name}' rejected the API key (HTTP {status}): set a valid {key_env}"
+    if status == 401 and variables:
+        return f"Provider '{name}' wants an API key (HTTP 401): set {variables}"
+    key_env = key_env or variables or "the API key"
     if status == 404:
         return f"Model '{model}' not found at provider '{name}' (HTTP 404): check --model"
     if status == 403:

@@ -22,13 +22,13 @@ from ikigai_core.app import App
 from ikigai_core.conversation import (
     AssistantMessage, Conversation, TextDelta, ToolCall, UserMessage,
 )
-from ikigai_core.providers import ProviderRequest
+from ikigai_core.providers import Provider, ProviderRequest
 from ikigai_core.sse import ServerSentEvent
 from tests.support.fakeserver import json_reply, sse_reply
 from tests.support.procs import wait_gone
 
 
-class ScriptedProvider:
+class ScriptedProvider(Provider):
     """Sends the whole conversation as plain JSON; a reply is ``{"text", "calls"}``.
 
     A call whose arguments are a string stands for arguments the provider could not

@@ -229,12 +229,24 @@ def test_without_a_choice_the_first_provider_with_a_key_is_used(monkeypatch, fak
     assert fake_server.requests[0].path.startswith("/v1beta/models/")
 
 
-def test_no_provider_chosen_lists_the_installed_ones():
+def test_a_local_server_needs_only_its_base_url(monkeypatch, fake_server):
+    """llama.cpp, vLLM, Ollama, LM Studio: OPENAI_BASE_URL alone, no dummy key."""
+    for var in ("ANTHROPIC_BASE_URL", "GOOGLE_GEMINI_BASE_URL"):
+        monkeypatch.delenv(var)
+    fake_server.push(REPLIES["openai"].reply("from llama.cpp"))
+    result = invoke("ask", "--no-stream", "hi")
+    assert (result.exit_code, result.stdout) == (0, "from llama.cpp\n")
+    assert "authorization" not in fake_server.requests[0].headers
+
+
+def test_no_provider_chosen_lists_the_installed_ones(monkeypatch):
+    for var in URL_VARS.values():
+        monkeypatch.delenv(var)
     result = invoke("ask", "hi")
     assert result.exit_code == 2
     assert result.stderr == (
         "ikigai: No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
-        "(installed: anthropic, google, openai)\n")
+        "(installed: anthropic, google, ollama, openai)\n")
 
 
 def test_no_provider_installed_says_how_this_repository_installs_them(monkeypatch):
@@ -250,17 +262,18 @@ def test_unknown_provider_is_a_usage_error():
     result = invoke("request", "--provider", "opneai", "hi")
     assert result.exit_code == 2
     assert result.stderr.startswith(
-        "ikigai: Unknown provider 'opneai'. Installed providers: anthropic, google, openai.")
+        "ikigai: Unknown provider 'opneai'. Installed providers: anthropic, google, ollama, openai.")
 
 
 @pytest.mark.parametrize("command", ["ask", "chat"])
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_missing_key_is_one_line_naming_the_variable(provider, command, fake_server):
+def test_missing_key_is_one_line_naming_the_variable(provider, command, monkeypatch):
+    """At the provider's own URL a key is needed (a base URL set to a local server waives it)."""
+    monkeypatch.delenv(URL_VARS[provider])
     result = invoke(command, "--provider", provider, *(["hi"] if command == "ask" else []))
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
     assert KEY_VARS[provider] in result.stderr
-    assert fake_server.requests == []
 
 
 def test_untrusted_project_tools_are_one_notice(make_tool, tmp_path):

@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -15,6 +16,7 @@ from ikigai_core.app import App
 from ikigai_core.config import Settings
 from ikigai_core.notices import Notices
 from ikigai_core.plugins import get_plugin_manager
+from ikigai_core.providers import Provider
 from ikigai_core.tools import Tool
 from tests.support.calls import executor
 
@@ -347,23 +349,39 @@ def test_a_plugin_returning_the_wrong_thing_is_one_notice_and_the_rest_works(
     assert capsys.readouterr() == ("", "")
 
 
-def test_a_provider_missing_part_of_the_protocol_is_skipped(capsys):
-    from ikigai_core.providers import collect_providers
+class _Half(Provider):
+    name, default_model = "acme", "acme-1"
 
-    class Half:
-        name, default_model = "acme", "acme-1"
+
+class _Framed(_Half):
+    base_url_env, default_base_url, path = "ACME_URL", "https://acme.test", "/chat"
+    stream_framing = "websocket"
+
+
+class _Unnamed(_Framed):
+    name, stream_framing = "", "ndjson"
+
+
+@pytest.mark.parametrize("provider, words", [
+    (SimpleNamespace(name="acme"), "provider SimpleNamespace is not a subclass of ikigai_core.Provider"),
+    (_Half(), "provider _Half does not set base_url_env, default_base_url, path (a str)"),
+    (_Framed(), "provider _Framed has stream_framing 'websocket'; use one of sse, ndjson"),
+    (_Unnamed(), "provider _Unnamed has an empty name"),
+])
+def test_a_provider_missing_part_of_the_base_is_skipped(capsys, provider, words):
+    from ikigai_core.providers import collect_providers
 
     class Plugin:
         @hookimpl
         def ikigai_provider_serializers(self):
-            return [Half()]
+            return [provider]
 
     pm = get_plugin_manager(load_entry_points=False, environ={})
     pm.register(Plugin(), name="acme-plugin")
     notices = Notices()
     assert "acme" not in collect_providers(pm, notices)
     [notice] = notices
-    assert "lacks api_key_env, base_url_env, tool_schema(), request_body()" in notice.message
+    assert words in notice.message
     assert notice.plugin == "acme-plugin"
 
 

@@ -17,12 +17,12 @@ import pytest
 
 from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, UserMessage
 from ikigai_core.errors import ProviderError, UsageError
-from ikigai_core.providers import ProviderRequest
+from ikigai_core.providers import Provider
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.transport import (
     MAX_RETRY_WAIT, api_key, http_timeout, redact, retry_delay, send_turn,
 )
-from ikigai_core.wire import base_url, http_error_message, stream_incomplete
+from ikigai_core.wire import stream_incomplete
 from tests.support.fakeserver import (
     drop_reply, json_reply, sse_reply, stall_reply, unused_url,
 )
@@ -30,13 +30,15 @@ from tests.support.fakeserver import (
 KEY = "sk-test-SECRET-1234567890"
 
 
-class ToyProvider:
+class ToyProvider(Provider):
     """Speaks ``{"text": ...}`` bodies and streams of text events ended by ``END``."""
 
     name = "toy"
     default_model = "toy-1"
     api_key_env = ("TOY_API_KEY", "TOY_OTHER_KEY")
     base_url_env = "TOY_BASE_URL"
+    default_base_url = "https://toy.invalid"
+    path = "/turn"
 
     def tool_schema(self, tool):
         return {"name": tool.name}
@@ -44,12 +46,6 @@ class ToyProvider:
     def request_body(self, conversation, tools, *, model, stream):
         return {"model": model, "stream": stream,
                 "messages": [m.text for m in conversation.messages]}
-
-    def http_request(self, body, *, model, stream, api_key, environ):
-        return ProviderRequest(
-            base_url(environ, self.base_url_env, "https://toy.invalid") + "/turn",
-            {"authorization": f"Bearer {api_key}"}, body,
-        )
 
     def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
         return AssistantMessage(text=body["text"], stop_reason="done")
@@ -65,12 +61,6 @@ class ToyProvider:
             parts.append(event.data)
             yield TextDelta(event.data)
         raise stream_incomplete(self.name, "END")
-
-    def error_message(self, status, body, *, model, key_env):
-        return http_error_message(self, status, body, model=model, key_env=key_env)
-
-    def prepare_arguments(self, tool, arguments):
-        return dict(arguments)
 
 
 class SilentProvider(ToyProvider):
@@ -118,11 +108,22 @@ def test_missing_api_key_names_the_variables():
         api_key(ToyProvider(), {})
 
 
-def test_missing_key_fails_before_any_request(fake_server):
+def test_missing_key_fails_before_any_request():
     with pytest.raises(ProviderError, match="No API key"):
-        send_turn(ToyProvider(), Conversation(), [], model="m", stream=False,
-                  environ={"TOY_BASE_URL": fake_server.url})
-    assert fake_server.requests == []
+        send_turn(ToyProvider(), Conversation(), [], model="m", stream=False, environ={})
+
+
+def test_a_base_url_alone_sends_no_key(fake_server):
+    """A local OpenAI-compatible server (llama.cpp, vLLM, Ollama) needs no dummy key."""
+    fake_server.push(json_reply({"text": "hi"}), json_reply({"error": "who are you"}, status=401))
+    environ = {"TOY_BASE_URL": fake_server.url}
+    assert send_turn(ToyProvider(), Conversation(), [], model="m", stream=False,
+                     environ=environ).text == "hi"
+    assert "authorization" not in fake_server.requests[0].headers
+    with pytest.raises(ProviderError) as info:
+        send_turn(ToyProvider(), Conversation(), [], model="m", stream=False, environ=environ)
+    assert str(info.value) == (
+        "Provider 'toy' wants an API key (HTTP 401): set TOY_API_KEY or TOY_OTHER_KEY")
 
 
 # -- Success ------------------------------------------------------------------

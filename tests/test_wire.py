@@ -17,8 +17,8 @@ class Named:
     api_key_env = ("ACME_KEY", "ACME_OTHER_KEY")
 
 
-def line(status: int, body: bytes = b"", **kwargs) -> str:
-    return http_error_message(Named(), status, body, model="m-1", **kwargs)
+def line(status: int, body: bytes = b"", key_env: str | None = "ACME_KEY", **kwargs) -> str:
+    return http_error_message(Named(), status, body, model="m-1", key_env=key_env, **kwargs)
 
 
 @pytest.mark.parametrize("body, expected", [
@@ -47,6 +47,13 @@ def test_long_messages_are_cut():
 def test_401_names_the_key_variable_never_the_body():
     body = b'{"error": {"message": "Incorrect API key provided: sk-abc***xyz"}}'
     assert line(401, body) == "Provider 'acme' rejected the API key (HTTP 401): set a valid ACME_KEY"
+
+
+def test_401_without_a_key_names_every_variable():
+    assert line(401, key_env=None) == (
+        "Provider 'acme' wants an API key (HTTP 401): set ACME_KEY or ACME_OTHER_KEY"
+    )
+    assert line(403, key_env=None).endswith("check that ACME_KEY or ACME_OTHER_KEY may use model 'm-1'")
 
 
 def test_other_status_marked_as_key_rejection():

@@ -25,7 +25,7 @@ from ikigai_core.transport import api_key
 if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage
     from ikigai_core.discovery import Discovery
-    from ikigai_core.providers import ProviderSerializer
+    from ikigai_core.providers import Provider
     from ikigai_core.registry import Registry
 
 PROMPT = "> "
@@ -44,15 +44,17 @@ HELP = """\
 Anything else is sent to the model."""
 
 
-def choose_provider(app: App, name: str | None) -> ProviderSerializer:
-    """``--provider`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key set."""
+def choose_provider(app: App, name: str | None) -> Provider:
+    """``--provider`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key
+    set > the first with its base URL set (a local server needs no key)."""
     name = name or app.settings.provider
     if name:
         return get_provider(app.pm, name, app.notices)
     providers = collect_providers(app.pm, app.notices)
-    for provider in providers.values():
-        if any(app.environ.get(var) for var in provider.api_key_env):
-            return provider
+    for signs in (lambda p: p.api_key_env, lambda p: (p.base_url_env,)):
+        for provider in providers.values():
+            if any(app.environ.get(var) for var in signs(provider)):
+                return provider
     if not providers:
         raise UsageError(f"No provider installed. {INSTALL_HINT}")
     raise UsageError(
@@ -61,7 +63,7 @@ def choose_provider(app: App, name: str | None) -> ProviderSerializer:
     )
 
 
-def choose_model(app: App, provider: ProviderSerializer, name: str | None) -> str:
+def choose_model(app: App, provider: Provider, name: str | None) -> str:
     """``--model`` > ``IKIGAI_MODEL``/config > the provider's default model."""
     return name or app.settings.model or provider.default_model
 

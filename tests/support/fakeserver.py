@@ -102,6 +102,19 @@ def sse_reply(
     )
 
 
+def ndjson_reply(
+    items: Iterable[str | Mapping[str, Any]], *, delay: float = 0.0, stall: float = 0.0,
+    drop: bool = False,
+) -> Reply:
+    """An ``application/x-ndjson`` response, one chunk per line; an object is sent as JSON."""
+    return Reply(
+        200, {"Content-Type": "application/x-ndjson"},
+        chunks=[(item if isinstance(item, str) else json.dumps(item) + "\n").encode()
+                for item in items],
+        delay=delay, stall=stall, drop=drop,
+    )
+
+
 def stall_reply(seconds: float) -> Reply:
     """Accept the request, then send nothing for ``seconds`` and close."""
     return Reply(wait=seconds, no_response=True)

@@ -18,7 +18,7 @@ from ikigai_core.errors import ProviderError
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.providers import collect_providers
 from ikigai_core.transport import send_turn
-from tests.support.fakeserver import RecordedRequest, sse_reply, stall_reply, unused_url
+from tests.support.fakeserver import RecordedRequest, stall_reply, unused_url
 from tests.support.replies import ProviderReplies
 from tests.support.schemas import builtin_tools
 
@@ -127,23 +127,24 @@ class ProviderContract:
 
     def test_error_event_in_the_middle_of_a_stream(self, fake_server):
         events = self.replies.events("partial answer")
-        fake_server.push(sse_reply([*events[:2], self.replies.error_event("Overloaded")]))
+        fake_server.push(self.replies.stream([*events[:2], self.replies.error_event("Overloaded")]))
         message = self.failure(fake_server.url, stream=True)
         assert message.startswith(f"Provider '{self.provider.name}' reported an error mid-stream: ")
         assert "Overloaded" in message
 
     def test_stream_cut_before_its_end(self, fake_server):
-        fake_server.push(sse_reply(self.replies.events("partial answer", calls=[LS])[:-1]))
+        fake_server.push(self.replies.stream(self.replies.events("partial answer", calls=[LS])[:-1]))
         message = self.failure(fake_server.url, stream=True)
         assert message.startswith(f"Provider '{self.provider.name}' ended the stream before ")
 
     def test_connection_dropped_mid_stream(self, fake_server):
-        fake_server.push(sse_reply(self.replies.events("partial answer")[:2], drop=True))
+        fake_server.push(self.replies.stream(self.replies.events("partial answer")[:2], drop=True))
         message = self.failure(fake_server.url, stream=True)
         assert message.startswith(f"Provider '{self.provider.name}' broke off the response: ")
 
     def test_broken_event(self, fake_server):
-        fake_server.push(sse_reply([*self.replies.events("partial")[:1], "data: {not json\n\n"]))
+        fake_server.push(self.replies.stream([*self.replies.events("partial")[:1],
+                                              self.replies.broken_event]))
         message = self.failure(fake_server.url, stream=True)
         assert message.startswith(f"Provider '{self.provider.name}' sent a broken stream event")
 
@@ -192,7 +193,7 @@ class ProviderContract:
         assert message.endswith("key [redacted] is not allowed here")
 
     def test_key_echoed_in_a_stream_error_never_appears(self, fake_server):
-        fake_server.push(sse_reply([self.replies.error_event(f"quota exceeded for {KEY}")]))
+        fake_server.push(self.replies.stream([self.replies.error_event(f"quota exceeded for {KEY}")]))
         assert "quota exceeded for [redacted]" in self.failure(fake_server.url, stream=True)
 
     # -- Network --------------------------------------------------------------

@@ -51,10 +51,17 @@ class ProviderReplies:
         """An error reported in the middle of a stream."""
         raise NotImplementedError
 
+    broken_event: SSEItem = "data: {not json\n\n"
+    """A stream item that is not JSON."""
+
+    def stream(self, items: Sequence[SSEItem], *, drop: bool = False) -> Reply:
+        """A streamed reply of ``items`` in this provider's framing (SSE unless overridden)."""
+        return sse_reply(items, drop=drop)
+
     def reply(self, text: str = "", calls: Sequence[Call] = (), *, stream: bool = False) -> Reply:
         """A successful turn: ``text``, then ``calls``."""
         if stream:
-            return sse_reply(self.events(text, calls))
+            return self.stream(self.events(text, calls))
         return json_reply(self.body(text, calls))
 
     def error(self, status: int, message: str, *, headers: Mapping[str, str] | None = None) -> Reply:

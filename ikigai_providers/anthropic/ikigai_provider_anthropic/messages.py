@@ -17,7 +17,6 @@ from ikigai_core.conversation import (
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.wire import load_object, parse_tool_call, stream_error, stream_incomplete
 
-NAME = "anthropic"
 
 
 def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
@@ -85,16 +84,18 @@ def _call(block: Mapping[str, Any], arguments: Any) -> ToolCall:
     return ToolCall(block["id"], block["name"], None, "arguments are not a JSON object")
 
 
-def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | AssistantMessage]:
+def parse_stream(
+    events: Iterable[ServerSentEvent], name: str
+) -> Iterator[TextDelta | AssistantMessage]:
     """Streamed events: text deltas as they come, ``tool_use`` input gathered per block."""
     blocks: dict[int, dict[str, Any]] = {}
     partial: dict[int, list[str]] = {}
     stop = None
     for event in events:
-        data = load_object(NAME, event.data)
+        data = load_object(name, event.data)
         kind = data.get("type", event.event)
         if kind == "error":
-            raise stream_error(NAME, data)
+            raise stream_error(name, data)
         if kind == "content_block_start":
             blocks[data["index"]] = dict(data["content_block"])
             partial[data["index"]] = []
@@ -110,7 +111,7 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | Assi
                      for index in sorted(blocks) if blocks[index].get("type") == "tool_use"]
             yield _turn(ordered, calls, stop)
             return
-    raise stream_incomplete(NAME, "message_stop")
+    raise stream_incomplete(name, "message_stop")
 
 
 def _apply_delta(block: dict[str, Any], partial: list[str], delta: Mapping[str, Any]) -> str:

@@ -1,30 +1,32 @@
-"""The Anthropic Messages serializer: schema transformation and wire format."""
+"""The Anthropic Messages provider: schema transformation and wire format."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ikigai_core.providers import ProviderRequest
-from ikigai_core.wire import SerializerDefaults, base_url
+from ikigai_core.providers import Provider
 from ikigai_provider_anthropic import messages
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import Conversation
+    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
+    from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-API_VERSION = "2023-06-01"
 MAX_TOKENS = 8192
 """``max_tokens`` is required by the Messages API."""
 
 
-class AnthropicSerializer(SerializerDefaults):
+class AnthropicSerializer(Provider):
     """``POST {ANTHROPIC_BASE_URL}/v1/messages`` with ``x-api-key``."""
 
-    name = messages.NAME
+    name = "anthropic"
     default_model = "claude-sonnet-4-5"
     api_key_env = ("ANTHROPIC_API_KEY",)
     base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
+    path = "/v1/messages"
+    auth_header, auth_prefix = "x-api-key", ""
+    headers = {"anthropic-version": "2023-06-01"}
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """``{name, description, input_schema}``, the schema unchanged (spec decision 16)."""
@@ -45,15 +47,12 @@ class AnthropicSerializer(SerializerDefaults):
             body["stream"] = True
         return body
 
-    def http_request(
-        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str,
-        environ: Mapping[str, str],
-    ) -> ProviderRequest:
-        """The request to ``{base}/v1/messages``."""
-        url = base_url(environ, self.base_url_env, DEFAULT_BASE_URL) + "/v1/messages"
-        headers = {"x-api-key": api_key, "anthropic-version": API_VERSION,
-                   "content-type": "application/json"}
-        return ProviderRequest(url, headers, body)
+    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
+        """A ``message`` object."""
+        return messages.parse_response(body)
 
-    parse_response = staticmethod(messages.parse_response)
-    parse_stream = staticmethod(messages.parse_stream)
+    def parse_stream(
+        self, events: Iterable[ServerSentEvent]
+    ) -> Iterator[TextDelta | AssistantMessage]:
+        """``message_start`` ... ``message_stop``."""
+        return messages.parse_stream(events, self.name)

@@ -20,7 +20,6 @@ from ikigai_core.errors import ProviderError
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.wire import load_object, stream_error, stream_incomplete
 
-NAME = "google"
 SYNTHETIC_ID = "gemini-call-"
 """Prefix of the ids ikigai makes up for calls Gemini sent without one (never sent back)."""
 
@@ -88,33 +87,35 @@ def _call(index: int, call: Mapping[str, Any]) -> ToolCall:
     return ToolCall(call_id, call["name"], args)
 
 
-def _no_candidates(body: Mapping[str, Any]) -> ProviderError:
+def _no_candidates(body: Mapping[str, Any], name: str) -> ProviderError:
     reason = (body.get("promptFeedback") or {}).get("blockReason")
     because = f": the prompt was blocked ({reason})" if reason else ""
-    return ProviderError(f"Provider '{NAME}' returned no answer{because}")
+    return ProviderError(f"Provider '{name}' returned no answer{because}")
 
 
-def parse_response(body: Mapping[str, Any]) -> AssistantMessage:
+def parse_response(body: Mapping[str, Any], name: str) -> AssistantMessage:
     """A ``GenerateContentResponse``: the first candidate's parts."""
     if not body.get("candidates"):
-        raise _no_candidates(body)
+        raise _no_candidates(body, name)
     candidate = body["candidates"][0]
     parts = [dict(part) for part in (candidate.get("content") or {}).get("parts") or ()]
     return _turn(parts, candidate.get("finishReason"))
 
 
-def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | AssistantMessage]:
+def parse_stream(
+    events: Iterable[ServerSentEvent], name: str
+) -> Iterator[TextDelta | AssistantMessage]:
     """One response per event: text parts are deltas; the stream ends after a
     ``finishReason``."""
     parts: list[dict[str, Any]] = []
     finish = None
     for event in events:
-        chunk = load_object(NAME, event.data)
+        chunk = load_object(name, event.data)
         if "error" in chunk:
-            raise stream_error(NAME, chunk)
+            raise stream_error(name, chunk)
         if not chunk.get("candidates"):
             if (chunk.get("promptFeedback") or {}).get("blockReason"):
-                raise _no_candidates(chunk)
+                raise _no_candidates(chunk, name)
             continue
         candidate = chunk["candidates"][0]
         for part in (candidate.get("content") or {}).get("parts") or ():
@@ -123,5 +124,5 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | Assi
                 yield TextDelta(part["text"])
         finish = candidate.get("finishReason") or finish
     if finish is None:
-        raise stream_incomplete(NAME, "a finishReason")
+        raise stream_incomplete(name, "a finishReason")
     yield _turn(parts, finish)

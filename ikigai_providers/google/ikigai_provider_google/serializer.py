@@ -1,30 +1,32 @@
-"""The Google Gemini serializer: schema transformation and wire format."""
+"""The Google Gemini provider: schema transformation and wire format."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ikigai_core.providers import ProviderRequest
-from ikigai_core.wire import SerializerDefaults, base_url, http_error_message
+from ikigai_core.providers import Provider, ProviderRequest
+from ikigai_core.wire import http_error_message
 from ikigai_provider_google import content
 from ikigai_provider_google.schema import gemini_parameters
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import Conversation
+    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
+    from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
 
-DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 
-
-class GoogleSerializer(SerializerDefaults):
+class GoogleSerializer(Provider):
     """``POST {GOOGLE_GEMINI_BASE_URL}/v1beta/models/{model}:generateContent``
     (``:streamGenerateContent?alt=sse``) with ``x-goog-api-key``."""
 
-    name = content.NAME
+    name = "google"
     default_model = "gemini-2.5-flash"
     api_key_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     base_url_env = "GOOGLE_GEMINI_BASE_URL"
+    default_base_url = "https://generativelanguage.googleapis.com"
+    path = "/v1beta/models/{model}:generateContent"
+    stream_path = "/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    auth_header, auth_prefix = "x-goog-api-key", ""
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """A ``functionDeclaration`` with the parameters in Gemini's schema subset."""
@@ -47,21 +49,24 @@ class GoogleSerializer(SerializerDefaults):
         return body
 
     def http_request(
-        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str,
+        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str | None,
         environ: Mapping[str, str],
     ) -> ProviderRequest:
-        """The request to the model's ``generateContent`` method."""
-        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        name = quote(model.removeprefix("models/"), safe="")
-        base = base_url(environ, self.base_url_env, DEFAULT_BASE_URL)
-        url = f"{base}/v1beta/models/{name}:{method}"
-        headers = {"x-goog-api-key": api_key, "Content-Type": "application/json"}
-        return ProviderRequest(url, headers, body)
+        """The standard request; a model may be named ``models/NAME``, as Gemini lists them."""
+        return super().http_request(body, model=model.removeprefix("models/"), stream=stream,
+                                    api_key=api_key, environ=environ)
 
-    parse_response = staticmethod(content.parse_response)
-    parse_stream = staticmethod(content.parse_stream)
+    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
+        """A ``GenerateContentResponse``."""
+        return content.parse_response(body, self.name)
 
-    def error_message(self, status: int, body: bytes, *, model: str, key_env: str) -> str:
+    def parse_stream(
+        self, events: Iterable[ServerSentEvent]
+    ) -> Iterator[TextDelta | AssistantMessage]:
+        """One ``GenerateContentResponse`` per event, until a ``finishReason``."""
+        return content.parse_stream(events, self.name)
+
+    def error_message(self, status: int, body: bytes, *, model: str, key_env: str | None) -> str:
         """The standard one line; Gemini answers a bad key with 400 ``API_KEY_INVALID``."""
         return http_error_message(
             self, status, body, model=model, key_env=key_env,

@@ -15,7 +15,6 @@ from ikigai_core.conversation import (
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.wire import load_object, parse_tool_call, stream_error, stream_incomplete
 
-NAME = "openai"
 
 
 def to_messages(conversation: Conversation) -> list[dict[str, Any]]:
@@ -82,7 +81,9 @@ def parse_response(body: Mapping[str, Any]) -> AssistantMessage:
     return _turn(content, calls, choice.get("finish_reason"))
 
 
-def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | AssistantMessage]:
+def parse_stream(
+    events: Iterable[ServerSentEvent], name: str
+) -> Iterator[TextDelta | AssistantMessage]:
     """``chat.completion.chunk`` events: text deltas, tool calls in pieces by ``index``."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
@@ -96,9 +97,9 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | Assi
                 finish,
             )
             return
-        chunk = load_object(NAME, event.data)
+        chunk = load_object(name, event.data)
         if "error" in chunk:
-            raise stream_error(NAME, chunk)
+            raise stream_error(name, chunk)
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
             if delta.get("content"):
@@ -107,7 +108,7 @@ def parse_stream(events: Iterable[ServerSentEvent]) -> Iterator[TextDelta | Assi
             for piece in delta.get("tool_calls") or ():
                 _add_piece(calls, piece)
             finish = choice.get("finish_reason") or finish
-    raise stream_incomplete(NAME, "data: [DONE]")
+    raise stream_incomplete(name, "data: [DONE]")
 
 
 def _add_piece(calls: dict[int, dict[str, Any]], piece: Mapping[str, Any]) -> None:

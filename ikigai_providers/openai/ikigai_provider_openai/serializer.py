@@ -1,29 +1,30 @@
-"""The OpenAI Chat Completions (and compatible servers) serializer: schema transformation
+"""The OpenAI Chat Completions (and compatible servers) provider: schema transformation
 and wire format."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ikigai_core.providers import ProviderRequest
-from ikigai_core.wire import SerializerDefaults, base_url
+from ikigai_core.providers import Provider
 from ikigai_provider_openai import chat
 from ikigai_provider_openai.strict import drop_nulls, strict_parameters
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import Conversation
+    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
+    from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
+class OpenAISerializer(Provider):
+    """``POST {OPENAI_BASE_URL}/chat/completions`` with ``Authorization: Bearer``; with
+    ``OPENAI_BASE_URL`` set (llama.cpp, vLLM, Ollama, LM Studio) the key is optional."""
 
-class OpenAISerializer(SerializerDefaults):
-    """``POST {OPENAI_BASE_URL}/chat/completions`` with ``Authorization: Bearer``."""
-
-    name = chat.NAME
+    name = "openai"
     default_model = "gpt-4o-mini"
     api_key_env = ("OPENAI_API_KEY",)
     base_url_env = "OPENAI_BASE_URL"
+    default_base_url = "https://api.openai.com/v1"
+    path = "/chat/completions"
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """A ``function`` tool, strict when its parameters can be (spec decision 15)."""
@@ -48,19 +49,15 @@ class OpenAISerializer(SerializerDefaults):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def http_request(
-        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str,
-        environ: Mapping[str, str],
-    ) -> ProviderRequest:
-        """The request to ``{base}/chat/completions``."""
-        url = base_url(environ, self.base_url_env, DEFAULT_BASE_URL) + "/chat/completions"
-        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
-        if stream:
-            headers["Accept"] = "text/event-stream"
-        return ProviderRequest(url, headers, body)
+    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
+        """A ``chat.completion`` object."""
+        return chat.parse_response(body)
 
-    parse_response = staticmethod(chat.parse_response)
-    parse_stream = staticmethod(chat.parse_stream)
+    def parse_stream(
+        self, events: Iterable[ServerSentEvent]
+    ) -> Iterator[TextDelta | AssistantMessage]:
+        """``chat.completion.chunk`` events ending with ``data: [DONE]``."""
+        return chat.parse_stream(events, self.name)
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Drop the nulls strict mode made the model send for optional properties."""
