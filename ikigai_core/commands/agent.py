@@ -16,7 +16,7 @@ from ikigai_core.app import App
 from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, report_skipped
 from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
-from ikigai_core.output import echo_json, printable, warn
+from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.prompt import system_prompt
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.statefiles import ensure_private_dir

@@ -7,7 +7,7 @@ import dataclasses
 import click
 
 from ikigai_core.app import App
-from ikigai_core.output import echo_json, printable
+from ikigai_core.commands.output import echo_json, printable
 
 pass_app = click.make_pass_decorator(App)
 

@@ -11,7 +11,7 @@ import click
 
 from ikigai_core.app import App
 from ikigai_core.errors import IkigaiError
-from ikigai_core.output import dumps, echo_json, printable, warn
+from ikigai_core.commands.output import dumps, echo_json, printable, warn
 from ikigai_core.registry import Registry
 from ikigai_core.strictjson import loads
 from ikigai_core.tools import SkippedTool, Tool

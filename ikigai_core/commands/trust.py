@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ikigai_core.app import App
-from ikigai_core.output import printable
+from ikigai_core.commands.output import printable
 from ikigai_core.trust import TrustStore
 
 pass_app = click.make_pass_decorator(App)

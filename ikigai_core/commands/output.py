@@ -1,4 +1,4 @@
-"""Printing for people and for programs: no raw control characters, strict JSON."""
+"""The CLI's printing, for people and for programs: no raw control characters, strict JSON."""
 
 from __future__ import annotations
 
