@@ -20,7 +20,7 @@ ENTRY_POINT_GROUP = "ikigai"
 
 DEFAULT_PLUGINS = (
     "ikigai_tools_builtin.builtin",  # the six installed *-tool scripts ("system")
-    "ikigai_tools_builtin.scanner",  # $IKIGAI_HOME/tools and ./.ikigai/tools
+    "ikigai_core.defaults.scanner",  # $IKIGAI_HOME/tools and ./.ikigai/tools
     "ikigai_core.envelope",  # the result envelope; essential
 )
 ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)

@@ -294,12 +294,12 @@ def test_plugins_lists_defaults(invoke):
         "hooks": ["ikigai_wrap_result"], "builtin": True,
     }
     text = invoke("plugins").stdout
-    assert "ikigai_tools_builtin.scanner" in text and "ikigai_tool_sources" in text
+    assert "ikigai_core.defaults.scanner" in text and "ikigai_tool_sources" in text
 
 
 def test_disabling_the_scanner_plugin_hides_user_tools(invoke, make_tool, tools_dir, monkeypatch):
     make_tool(tools_dir, "echo-tool")
-    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "ikigai_tools_builtin.scanner")
+    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "ikigai_core.defaults.scanner")
     assert "echo" not in invoke("tool", "list").stdout
 
 

@@ -399,9 +399,9 @@ def test_third_party_source_that_raises_is_reported_and_skipped(
 
 def test_background_discovery_failure_is_raised_on_wait(isolated_home, tmp_path):
     pm = get_plugin_manager(load_entry_points=False,
-                            environ={"IKIGAI_DISABLE_PLUGINS": "ikigai_tools_builtin.scanner"})
-    pm.unblock("ikigai_tools_builtin.scanner")
-    pm.register(Raising("hook"), name="ikigai_tools_builtin.scanner")
+                            environ={"IKIGAI_DISABLE_PLUGINS": "ikigai_core.defaults.scanner"})
+    pm.unblock("ikigai_core.defaults.scanner")
+    pm.register(Raising("hook"), name="ikigai_core.defaults.scanner")
     discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings())
     with pytest.raises(RuntimeError, match="plugin bug"):
         discovery.wait()

@@ -77,13 +77,13 @@ def test_a_misspelled_disabled_plugin_is_warned_with_a_suggestion(site):
     site("ikigai-acme", "acme", "")
     notices = Notices()
     pm = get_plugin_manager(
-        environ={"IKIGAI_DISABLE_PLUGINS": "acme,ikigai_tools_builtin.scaner,zzzz"},
+        environ={"IKIGAI_DISABLE_PLUGINS": "acme,ikigai_core.defaults.scaner,zzzz"},
         notices=notices)
     assert pm.is_blocked("acme")
-    assert pm.get_plugin("ikigai_tools_builtin.scanner") is not None  # the typo blocked nothing
+    assert pm.get_plugin("ikigai_core.defaults.scanner") is not None  # the typo blocked nothing
     err = [f"ikigai: {notice.message}" for notice in notices]
     assert err[0] == ("ikigai: IKIGAI_DISABLE_PLUGINS names no plugin "
-                      "'ikigai_tools_builtin.scaner'; did you mean 'ikigai_tools_builtin.scanner'?")
+                      "'ikigai_core.defaults.scaner'; did you mean 'ikigai_core.defaults.scanner'?")
     assert err[1].startswith("ikigai: IKIGAI_DISABLE_PLUGINS names no plugin 'zzzz'; plugins: "
                              "ikigai_tools_builtin.builtin, ")
     assert "acme" in err[1] and len(err) == 2

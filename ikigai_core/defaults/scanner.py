@@ -1,4 +1,4 @@
-"""Default plugin: the user's and the project's tool directories.
+"""Default plugin (core policy): the user's and the project's tool directories.
 
 ``$IKIGAI_HOME/tools`` (source ``user``) and the project's ``.ikigai/tools`` (source
 ``project``, only once the project directory is trusted with ``ikigai trust``). The project
