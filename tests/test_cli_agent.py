@@ -250,7 +250,7 @@ def test_no_provider_chosen_lists_the_installed_ones(monkeypatch):
 
 
 def test_no_provider_installed_says_how_this_repository_installs_them(monkeypatch):
-    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "openai,anthropic,google")
+    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "openai,anthropic,google,example-ollama")
     result = invoke("ask", "hi")
     assert result.exit_code == 2
     assert result.stderr.startswith("ikigai: No provider installed. A provider is a plugin")
