@@ -35,3 +35,9 @@ def test_the_documented_slow_run_is_not_judged_by_the_coverage_gate():
     command = tox_command("-m", "slow")
     assert command[command.index("-m") + 1] == "slow"
     assert not any(arg.startswith("--cov-fail-under") for arg in command)
+
+
+def test_every_test_runs_under_a_timeout(pytestconfig):
+    """A hang is a failure, never a stuck run: pytest-timeout is installed (tox.ini) and set."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert float(pytestconfig.getini("timeout")) == 120
