@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -112,20 +113,32 @@ class DirectorySource:
         return None, ""
 
 
-class Transient(str):
-    """A reason a schema could not be had that may not hold next time (a timeout, a signal,
-    a tool that could not start): never cached, so the next run asks again."""
+@dataclass(frozen=True)
+class SchemaAnswer:
+    """What asking a candidate for its schema gave: the schema, or why there is none."""
+
+    schema: Mapping[str, Any] | None = None
+    """The validated schema; ``None`` when the tool cannot be used."""
+    problem: str = ""
+    """Why the tool cannot be used (shown as the reason it is skipped)."""
+    transient: bool = False
+    """The problem may not hold next time (a timeout, a signal, a tool that could not
+    start, a cancelled discovery): never cached, so the next run asks again."""
+
+    @classmethod
+    def unusable(cls, problem: str, *, transient: bool = False) -> SchemaAnswer:
+        """No schema, because of ``problem``."""
+        return cls(problem=problem, transient=transient)
 
 
 def ask_schema(
     candidate: ToolCandidate, settings: Settings,
     prepare_process: Callable[[ProcessSpec], None] | None = None,
-) -> Mapping[str, Any] | str:
+) -> SchemaAnswer:
     """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped), as
     ``prepare_process`` (the ``ikigai_tool_process`` hook) leaves its command line.
 
-    :returns: the validated schema, or the reason it is unusable (a :class:`Transient`
-        one when the same file may well answer next time).
+    :returns: the validated schema, or the reason it is unusable.
     """
     from ikigai_core.process import run_process, start_failure
 
@@ -145,19 +158,23 @@ def ask_schema(
             kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
         )
     except OSError as exc:
-        return Transient(f"cannot run --schema: {start_failure(spec.argv[0], exc)}")
+        return SchemaAnswer.unusable(
+            f"cannot run --schema: {start_failure(spec.argv[0], exc)}", transient=True)
     if ran.timed_out:
-        return Transient(f"--schema timed out after {settings.schema_timeout:g} s")
+        return SchemaAnswer.unusable(
+            f"--schema timed out after {settings.schema_timeout:g} s", transient=True)
     if ran.overflowed:
-        return f"--schema printed more than {settings.schema_max_bytes} bytes"
+        return SchemaAnswer.unusable(
+            f"--schema printed more than {settings.schema_max_bytes} bytes")
     if ran.exit_code != 0:
         reason = f"--schema crashed with exit code {ran.exit_code}{_last_line(ran.stderr)}"
-        return Transient(reason) if ran.exit_code > 128 else reason  # killed by a signal
+        return SchemaAnswer.unusable(reason, transient=ran.exit_code > 128)  # > 128: a signal
     try:
         schema = loads_object(ran.stdout)
     except ValueError as exc:
-        return f"--schema {exc}"
-    return validate_schema(schema) or schema
+        return SchemaAnswer.unusable(f"--schema {exc}")
+    problem = validate_schema(schema)
+    return SchemaAnswer.unusable(problem) if problem else SchemaAnswer(schema)
 
 
 def _last_line(stderr: bytes) -> str:
@@ -271,14 +288,7 @@ def discover(
         scan = _scan(plugin, source, notices)
         skipped.extend(scan.skipped)
         for candidate in scan.candidates:
-            answer: Mapping[str, Any] | str | None = None
-            if not TOOL_NAME_RE.fullmatch(candidate.name):  # a plugin's own name, unchecked
-                answer = invalid_name(candidate.name)
-            elif candidate.schema is not None:
-                answer = cache.checked(candidate.schema) or candidate.schema
-            elif candidate.path is not None and not refresh:
-                cached = cache.get(candidate.path)
-                answer = cached and (cached.get("schema") or cached.get("error"))
+            answer = _known_answer(candidate, cache, refresh)
             if answer is None:
                 key = file_key(candidate.path) if candidate.path is not None else None
                 to_ask.append((source, candidate, key))
@@ -293,9 +303,10 @@ def discover(
                 lambda job: _ask(job[1], settings, cancelled, prepare_process), to_ask))
         for (source, candidate, key), answer in zip(to_ask, answers, strict=True):
             _record(source, candidate, answer, found, skipped)
-            if candidate.path is not None and not isinstance(answer, Transient):
-                kind = "error" if isinstance(answer, str) else "schema"
-                cache.put(candidate.path, key, **{kind: answer})
+            if candidate.path is not None and not answer.transient:
+                cache.put(candidate.path, key, **(
+                    {"schema": answer.schema} if answer.schema is not None
+                    else {"error": answer.problem}))
     try:
         cache.save()
     except OSError as exc:
@@ -303,26 +314,43 @@ def discover(
     return merge(found, skipped)
 
 
+def _known_answer(
+    candidate: ToolCandidate, cache: SchemaCache, refresh: bool
+) -> SchemaAnswer | None:
+    """The answer known without running anything: a bad name, a schema the source gave,
+    or the cache's for an unchanged file (unless ``refresh``); ``None``: ask the tool."""
+    if not TOOL_NAME_RE.fullmatch(candidate.name):  # a plugin's own name, unchecked
+        return SchemaAnswer.unusable(invalid_name(candidate.name))
+    if candidate.schema is not None:
+        problem = cache.checked(candidate.schema)
+        return SchemaAnswer.unusable(problem) if problem else SchemaAnswer(candidate.schema)
+    cached = cache.get(candidate.path) if candidate.path is not None and not refresh else None
+    if cached is None:
+        return None
+    schema = cached.get("schema")
+    return SchemaAnswer(schema) if schema is not None else SchemaAnswer.unusable(cached["error"])
+
+
 def _ask(
     candidate: ToolCandidate, settings: Settings, cancelled: threading.Event | None,
     prepare_process: Callable[[ProcessSpec], None] | None,
-) -> Mapping[str, Any] | str:
+) -> SchemaAnswer:
     if cancelled is not None and cancelled.is_set():
-        return Transient("discovery was cancelled")
+        return SchemaAnswer.unusable("discovery was cancelled", transient=True)
     return ask_schema(candidate, settings, prepare_process)
 
 
 def _record(
     source: ToolSource,
     candidate: ToolCandidate,
-    answer: Mapping[str, Any] | str,
+    answer: SchemaAnswer,
     found: list[tuple[int, Tool]],
     skipped: list[SkippedTool],
 ) -> None:
-    if isinstance(answer, str):
-        skipped.append(SkippedTool(candidate.name, source.name, answer, candidate.path))
+    if answer.schema is None:
+        skipped.append(SkippedTool(candidate.name, source.name, answer.problem, candidate.path))
     else:
-        found.append((source.precedence, _tool(candidate, answer, source)))
+        found.append((source.precedence, _tool(candidate, answer.schema, source)))
 
 
 class DiscoveryState(Enum):
