@@ -51,8 +51,9 @@ class SchemaCache:
         """
         digest = "schema:" + json.dumps(schema, sort_keys=True, default=repr)
         entry = self._entries.get(digest)
-        if isinstance(entry, dict) and isinstance(entry.get("problem", 0), (str, type(None))):
-            return entry["problem"]
+        known = entry.get("problem", 0) if isinstance(entry, dict) else 0
+        if known is None or isinstance(known, str):
+            return known
         problem = validate_schema(schema)
         self._entries[digest] = {"problem": problem}
         self._dirty = True

@@ -12,7 +12,8 @@ def validator_class(parameters: Mapping[str, Any]) -> type[Validator]:
     """The validator for ``parameters``' ``$schema`` dialect; the latest draft when unknown."""
     from jsonschema.validators import Draft202012Validator, validator_for  # lazy: cold scans only
 
-    return validator_for(parameters, default=Draft202012Validator)
+    chosen: type[Validator] = validator_for(parameters, default=Draft202012Validator)
+    return chosen
 
 
 def validate_schema(schema: Mapping[str, Any]) -> str | None:

@@ -181,7 +181,7 @@ class _Exchange:
 
     def __init__(
         self, provider: Provider, request: ProviderRequest, model: str,
-        limits: httpx.Timeout, key_env: str,
+        limits: httpx.Timeout, key_env: str | None,
     ) -> None:
         self.provider = provider
         self.key_env = key_env
@@ -304,7 +304,7 @@ class _Exchange:
 
 def _is_json(response: httpx.Response) -> bool:
     """Whether the response says it is one JSON document (not ``text/event-stream``)."""
-    kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    kind = str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
     return kind == "application/json"
 
 

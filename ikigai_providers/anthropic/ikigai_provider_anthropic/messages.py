@@ -118,8 +118,9 @@ def _apply_delta(block: dict[str, Any], partial: list[str], delta: Mapping[str, 
     """Grow ``block`` by one delta; returns new visible text (``text_delta``), if any."""
     kind = delta.get("type")
     if kind == "text_delta":
-        block["text"] = block.get("text", "") + delta["text"]
-        return delta["text"]
+        text: str = delta["text"]
+        block["text"] = block.get("text", "") + text
+        return text
     if kind == "input_json_delta":
         partial.append(delta["partial_json"])
     elif kind == "thinking_delta":

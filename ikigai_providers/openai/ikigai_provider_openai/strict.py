@@ -99,7 +99,8 @@ def drop_nulls(parameters: Mapping[str, Any], arguments: Mapping[str, Any]) -> d
     A null stays where the tool's own schema accepts it (or says nothing about the
     property). Walks nested objects, arrays, ``$ref`` and ``anyOf`` like the schema does.
     """
-    return _drop(parameters, dict(arguments), parameters)
+    dropped: dict[str, Any] = _drop(parameters, dict(arguments), parameters)
+    return dropped
 
 
 def _drop(schema: Any, value: Any, root: Mapping[str, Any]) -> Any:
