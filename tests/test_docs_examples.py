@@ -134,5 +134,6 @@ def test_steering_denies_logs_cleans_the_environment_prompts_and_adds_a_command(
     lines = [json.loads(line) for line in (isolated_home / "audit.jsonl").read_text().splitlines()]
     assert [(line["tool"], line["ok"]) for line in lines] == [("bash", False), ("env", True)]
     assert f"The project lives in {tmp_path}." in (system_prompt(app) or "")
-    [hello] = [c for answer in app.pm.hook.ikigai_commands() for c in answer]
+    [hello] = [c for answer in app.pm.hook.ikigai_commands() for c in answer
+               if c.name == "hello"]
     assert CliRunner().invoke(hello).output == "hello\n"

@@ -12,7 +12,8 @@ import pytest
 
 PROVIDERS = ("openai", "anthropic", "google")
 DISTRIBUTIONS = {name: f"ikigai-provider-{name}" for name in PROVIDERS}
-DISTRIBUTIONS["example-tools"] = "ikigai-example-tools"
+DISTRIBUTIONS.update({f"example-{name}": f"ikigai-example-{name}"
+                      for name in ("tools", "ollama", "audit", "env")})
 
 
 def _missing() -> list[str]:

@@ -40,8 +40,9 @@ class OllamaProvider(Provider):
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
     ) -> dict[str, Any]:
         """``model``, ``messages``, ``tools`` and ``stream`` (Ollama streams unless told)."""
-        system = [{"role": "system", "content": conversation.system}]
-        messages = system if conversation.system else []
+        messages: list[dict[str, Any]] = []
+        if conversation.system:
+            messages.append({"role": "system", "content": conversation.system})
         for message in conversation.messages:
             if isinstance(message, UserMessage):
                 messages.append({"role": "user", "content": message.text})
