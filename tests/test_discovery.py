@@ -129,6 +129,15 @@ def test_a_missing_interpreter_is_named(pm, isolated_home, make_shell_tool, tmp_
                               f"(the #! line of {tool}) does not exist")
 
 
+def test_a_missing_interpreter_found_through_env_is_named(pm, isolated_home, make_shell_tool,
+                                                          tmp_path):
+    tool = make_shell_tool(user_tools(isolated_home), "envy-tool", "echo hi\n")
+    tool.write_text("#!/usr/bin/env no-such-python3\nprint('hi')\n")
+    [skipped] = run(pm, isolated_home, tmp_path).skipped
+    assert skipped.reason.startswith("--schema crashed with exit code 127: ")
+    assert "no-such-python3" in skipped.reason and "No such file or directory" in skipped.reason
+
+
 def test_a_tools_directory_that_is_a_file_is_reported(pm, isolated_home, tmp_path):
     user_tools(isolated_home).write_text("I am not a directory")
     [skipped] = run(pm, isolated_home, tmp_path).skipped
