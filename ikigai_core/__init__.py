@@ -9,19 +9,12 @@ wire helpers a provider's parser uses, and the errors.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 import pluggy
 
 from ikigai_core.config import Settings
-from ikigai_core.conversation import (
-    AssistantMessage,
-    Conversation,
-    TextDelta,
-    ToolCall,
-    ToolResult,
-    ToolResultsMessage,
-    UserMessage,
-)
-from ikigai_core.discovery import DirectorySource
 from ikigai_core.errors import IkigaiError, ProviderError
 from ikigai_core.lifecycle import (
     CallContext,
@@ -32,16 +25,51 @@ from ikigai_core.lifecycle import (
     ToolRunner,
 )
 from ikigai_core.outcome import ToolOutcome
-from ikigai_core.providers import Provider, ProviderRequest
-from ikigai_core.sse import ServerSentEvent
 from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
-from ikigai_core.wire import (
-    http_error_message,
-    load_object,
-    parse_tool_call,
-    stream_error,
-    stream_incomplete,
-)
+
+if TYPE_CHECKING:
+    from ikigai_core.conversation import (
+        AssistantMessage,
+        Conversation,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+        ToolResultsMessage,
+        UserMessage,
+    )
+    from ikigai_core.discovery import DirectorySource
+    from ikigai_core.providers import Provider, ProviderRequest
+    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.wire import (
+        http_error_message,
+        load_object,
+        parse_tool_call,
+        stream_error,
+        stream_incomplete,
+    )
+
+_LAZY = {
+    **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",
+                     "ToolResultsMessage", "UserMessage"), "ikigai_core.conversation"),
+    "DirectorySource": "ikigai_core.discovery",
+    "Provider": "ikigai_core.providers",
+    "ProviderRequest": "ikigai_core.providers",
+    "ServerSentEvent": "ikigai_core.sse",
+    **dict.fromkeys(("http_error_message", "load_object", "parse_tool_call", "stream_error",
+                     "stream_incomplete"), "ikigai_core.wire"),
+}
+"""Public names whose modules load on first use: a start-up (``ikigai tool list``) that
+never talks to a model or scans a directory of its own never pays for them."""
+
+
+def __getattr__(name: str) -> Any:
+    """Load a name of :data:`_LAZY` from its module, once."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'ikigai_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 

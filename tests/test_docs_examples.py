@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -55,6 +57,18 @@ def test_every_public_name_is_documented_and_importable():
     assert public <= documented, f"not in docs/plugins.md: {sorted(public - documented)}"
     for name in public:
         assert getattr(ikigai_core, name) is not None
+    with pytest.raises(AttributeError, match="has no attribute 'Provders'"):
+        ikigai_core.Provders  # noqa: B018
+
+
+def test_importing_the_package_loads_no_provider_side_module():
+    """The public surface costs a start-up nothing: its provider names load on first use."""
+    script = ("import sys, ikigai_core\nprint(sorted(m for m in sys.modules if m in "
+              "('ikigai_core.conversation', 'ikigai_core.providers', 'ikigai_core.wire', "
+              "'ikigai_core.sse', 'ikigai_core.discovery')))")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert ran.stdout.strip() == "[]", ran.stderr
 
 
 def test_directory_source(tmp_path, isolated_home, make_tool):
