@@ -44,10 +44,44 @@ class ProviderRequest:
     body: Mapping[str, Any]
 
 
+@dataclass(frozen=True)
+class ToolFit:
+    """How one tool goes to one provider: as is, rewritten (and how), or left out (and why).
+
+    :param tool: the tool's name.
+    :param declaration: what the request carries for the tool; ``None`` when it is left out.
+    :param changes: what was rewritten so the provider's API accepts it, one line each.
+    :param reason: why the tool is left out (one line), when it is.
+    """
+
+    tool: str
+    declaration: Mapping[str, Any] | None
+    changes: tuple[str, ...] = ()
+    reason: str | None = None
+
+    @classmethod
+    def checked(cls, tool: str, declaration: Mapping[str, Any], changes: Sequence[str],
+                problems: Sequence[str]) -> ToolFit:
+        """``declaration`` if the provider's rules found no ``problems`` in it; else the tool
+        left out, the reason naming the first few problems."""
+        if not problems:
+            return cls(tool, declaration, tuple(changes))
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        return cls(tool, None, reason="; ".join(problems[:3]) + more)
+
+    @property
+    def status(self) -> str:
+        """``as is``, ``rewritten`` or ``excluded``."""
+        if self.declaration is None:
+            return "excluded"
+        return "rewritten" if self.changes else "as is"
+
+
 class Provider:
     """The base of every provider: declare its parts, write only its wire format.
 
-    A subclass sets the class attributes below and implements :meth:`tool_schema`,
+    A subclass sets the class attributes below and implements :meth:`tool_schema` (or
+    :meth:`fit_tool`, to rewrite or leave out what its API rejects),
     :meth:`request_body`, :meth:`parse_response` and :meth:`parse_stream`. Everything
     here is pure (no network): ikigai's transport builds the request with
     :meth:`http_request`, sends it, retries, and hands back the parsed body or the
@@ -81,8 +115,26 @@ class Provider:
     """``"sse"`` (server-sent events) or ``"ndjson"`` (each line one event's data)."""
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
-        """Translate one registry tool into this provider's tool declaration."""
+        """Translate one registry tool into this provider's tool declaration (used by the
+        default :meth:`fit_tool`)."""
         raise NotImplementedError
+
+    def fit_tool(self, tool: Tool) -> ToolFit:
+        """One registry tool as this provider's API accepts it: its declaration, what had to
+        be rewritten, or why it cannot be sent (then every other tool still goes).
+
+        By default :meth:`tool_schema`'s declaration, as is.
+        """
+        return ToolFit(tool.name, self.tool_schema(tool))
+
+    def fit_tools(self, tools: Iterable[Tool]) -> list[ToolFit]:
+        """:meth:`fit_tool` for each of ``tools``, in order."""
+        return [self.fit_tool(tool) for tool in tools]
+
+    def declarations(self, tools: Iterable[Tool]) -> list[Mapping[str, Any]]:
+        """The declarations of the tools this provider accepts, in order (for
+        :meth:`request_body`: a tool left out never breaks the request)."""
+        return [fit.declaration for fit in self.fit_tools(tools) if fit.declaration is not None]
 
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
@@ -125,7 +177,7 @@ class Provider:
         return http_error_message(self, status, body, model=model, key_env=key_env)
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Undo what :meth:`tool_schema` changed in the model's arguments (OpenAI: nulls)."""
+        """Undo what :meth:`fit_tool` changed in the model's arguments (OpenAI: nulls)."""
         return dict(arguments)
 
 

@@ -44,6 +44,9 @@ BACKOFF_BASE = 0.5
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 8
 """Shorter values are not secrets worth hiding: redacting ``x`` would garble every message."""
+TOOL_INDEX = re.compile(r"(function_declarations|functionDeclarations|tools)(?:\[(\d+)\]|\.(\d+))")
+"""A tool named by its index in a provider's error: ``tools[3]``, ``tools.3.custom``,
+``tools[0].function_declarations[3]`` (Gemini: the index in the declarations)."""
 
 
 def api_key(provider: Provider, environ: Mapping[str, str]) -> str | None:
@@ -167,7 +170,7 @@ def send_turn(
         request = provider.http_request(
             body, model=model, stream=stream, api_key=key or None, environ=environ
         )
-        exchange = _Exchange(provider, request, model, limits, key_env)
+        exchange = _Exchange(provider, request, model, limits, key_env, tools)
         return exchange.run(stream, on_text, max_retries)
     except ProviderError as exc:
         message = redact(str(exc), key)
@@ -181,10 +184,11 @@ class _Exchange:
 
     def __init__(
         self, provider: Provider, request: ProviderRequest, model: str,
-        limits: httpx.Timeout, key_env: str | None,
+        limits: httpx.Timeout, key_env: str | None, tools: Sequence[Tool] = (),
     ) -> None:
         self.provider = provider
         self.key_env = key_env
+        self.tools = tools
         self.request = request
         self.model = model
         self.limits = limits
@@ -209,10 +213,11 @@ class _Exchange:
                             return self._read(response, stream, on_text)
                         content = response.read()
                         if attempt >= max_retries or not is_retryable(response.status_code):
-                            raise ProviderError(self.provider.error_message(
+                            message = self.provider.error_message(
                                 response.status_code, content, model=self.model,
                                 key_env=self.key_env,
-                            ))
+                            )
+                            raise ProviderError(name_tools(message, self.provider, self.tools))
                         wait = retry_delay(response.headers, attempt)
                 except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
                         httpx.WriteError) as exc:
@@ -300,6 +305,22 @@ class _Exchange:
             f"Provider '{self.provider.name}' at {self.origin} sent no response within "
             f"{self.limits.read:g} s (read timeout); try again, or raise {TIMEOUT_ENV}"
         )
+
+
+def name_tools(message: str, provider: Provider, tools: Sequence[Tool]) -> str:
+    """``message`` with the tools it names by index (``tools[3]``) named by name too, and
+    where to look: the index counts the tools the request carried, in order."""
+    found = TOOL_INDEX.findall(message)
+    declared = [m for m in found if m[0] != "tools"] or found
+    indexes = list(dict.fromkeys(int(m[1] or m[2]) for m in declared))
+    if not indexes:
+        return message
+    sent = [fit.tool for fit in provider.fit_tools(tools) if fit.declaration is not None]
+    named = [(i, sent[i]) for i in indexes[:3] if i < len(sent)]
+    if not named:
+        return message
+    which = "; ".join(f"tool {i} is '{name}'" for i, name in named)
+    return f"{message} ({which}; see `ikigai tool check {named[0][1]}`)"
 
 
 def _is_json(response: httpx.Response) -> bool:

@@ -198,6 +198,40 @@ def test_request_prints_the_body_with_every_tool_and_no_key(provider, stream, fa
     assert fake_server.requests == []
 
 
+UNFIT = {  # a tool the provider's API rejects, and the reason ikigai gives
+    "anthropic": ("odata", "property names must be 1-64 of a-z A-Z 0-9 _ . -: $top"),
+    "google": ("9lives", "the name must start with a letter or _"),
+}
+
+
+@pytest.fixture
+def unfit_tools(make_tool, isolated_home):
+    """A user tool Anthropic rejects ($top) and one Gemini rejects (a name starting 9)."""
+    tools = isolated_home / "tools"
+    make_tool(tools, "odata-tool", schema={"name": "odata", "description": "OData", "parameters": {
+        "type": "object", "properties": {"$top": {"type": "integer"}}}})
+    make_tool(tools, "9lives-tool")
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "google"])
+def test_a_tool_the_provider_rejects_is_left_out_with_one_line_and_the_rest_go(
+        provider, unfit_tools, keys, fake_server):
+    name, reason = UNFIT[provider]
+    line = (f"ikigai: tool '{name}' left out of requests to {provider}: {reason}")
+    requested = invoke("request", "--provider", provider, "hi")
+    assert requested.exit_code == 0
+    [notice] = requested.stderr.splitlines()
+    assert notice.startswith(line) and notice.endswith(f"see `ikigai tool check {name}`")
+    sent = advertised(provider, json.loads(requested.stdout))
+    assert name not in sent and set(registry_names()) - set(sent) == {name}
+    fake_server.push(REPLIES[provider].reply("Hi."), REPLIES[provider].reply("Hi."))
+    asked = invoke("ask", "--provider", provider, "--no-stream", "hi")
+    assert asked.exit_code == 0 and asked.stderr.splitlines() == [notice]
+    chatted = invoke("chat", "--provider", provider, "--no-stream", input="hi\n")
+    assert chatted.exit_code == 0 and chatted.stderr.splitlines() == [notice]
+    assert name not in advertised(provider, fake_server.requests[-1].json)
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_request_never_prints_the_key(provider, keys):
     result = invoke("request", "--provider", provider, "hi")

@@ -158,6 +158,48 @@ def test_tool_output_that_is_not_strict_json_still_gives_strict_json(invoke, mak
     assert envelope["error_code"] == "INVALID_OUTPUT"
 
 
+def test_check_a_tool_every_provider_accepts(invoke):
+    result = invoke("tool", "check", "bash")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("bash (system, ") and "--schema answer valid" in lines[0]
+    verdicts = dict(line.split(None, 1) for line in lines[1:] if not line.startswith(" "))
+    assert {name: verdicts[name] for name in ("anthropic", "google", "openai")} == {
+        "anthropic": "as is", "google": "as is", "openai": "rewritten"}
+    assert "    strict form: every property required (optional ones nullable), no other keys" in (
+        result.stdout)
+
+
+def test_check_a_tool_one_provider_rejects(invoke, make_tool, tools_dir):
+    make_tool(tools_dir, "odata-tool", schema={
+        "name": "odata", "description": "OData", "parameters": {
+            "type": "object", "properties": {"$top": {"type": "integer"}}}})
+    result = invoke("tool", "check", "odata")
+    assert result.exit_code == 1
+    assert "anthropic  excluded: property names must be 1-64 of a-z A-Z 0-9 _ . -: $top" in (
+        result.stdout)
+    alone = invoke("tool", "check", "odata", "--provider", "google", "--json")
+    assert alone.exit_code == 0
+    report = json.loads(alone.stdout)
+    assert report["name"] == "odata" and list(report["providers"]) == ["google"]
+    assert report["providers"]["google"] == {
+        "status": "as is", "changes": [], "reason": None,
+        "declaration": {"name": "odata", "description": "OData", "parameters": {
+            "type": "object", "properties": {"$top": {"type": "integer"}}}}}
+    excluded = json.loads(invoke("tool", "check", "odata", "--provider", "anthropic",
+                                 "--json").stdout)["providers"]["anthropic"]
+    assert excluded["status"] == "excluded" and excluded["declaration"] is None
+
+
+def test_check_an_unknown_or_broken_tool(invoke, make_tool, tools_dir):
+    make_tool(tools_dir, "broken-tool", schema="not json")
+    assert invoke("tool", "check", "nope").exit_code == 1
+    broken = invoke("tool", "check", "broken")
+    assert broken.exit_code == 1 and "was not loaded" in broken.stderr
+    unknown = invoke("tool", "check", "bash", "--provider", "nope")
+    assert unknown.exit_code != 0 and "Unknown provider 'nope'" in unknown.stderr
+
+
 @pytest.mark.parametrize("args", [["tool", "bogus"], ["tool", "list", "--bogus"],
                                   ["tool", "show"], ["tool", "run"],
                                   ["tool", "run", "a", "{}", "extra"], ["nope"]])

@@ -144,9 +144,18 @@ def report_empty(reply: AssistantMessage) -> None:
         warn(f"the model answered with no text and no tool calls{why}")
 
 
-def _discovered(app: App) -> Registry:
+def report_unfit(provider: Provider, registry: Registry) -> None:
+    """On stderr: each tool left out of ``provider``'s requests, and why (one line each)."""
+    for fit in provider.fit_tools(registry.values()):
+        if fit.declaration is None:
+            warn(f"tool '{fit.tool}' left out of requests to {provider.name}: {fit.reason}; "
+                 f"see `ikigai tool check {fit.tool}`")
+
+
+def _discovered(app: App, provider: Provider) -> Registry:
     registry = app.registry()
     report_skipped(registry, verbose=False)
+    report_unfit(provider, registry)
     return registry
 
 
@@ -162,7 +171,7 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
     chosen = choose_provider(app, provider)
     conversation = Conversation(system=system_prompt(app))
     conversation.add(UserMessage(prompt))
-    body = build_request(chosen, conversation, _discovered(app),
+    body = build_request(chosen, conversation, _discovered(app, chosen),
                          model=choose_model(app, chosen, model), stream=stream)
     echo_json(body)
 
@@ -178,7 +187,7 @@ def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: 
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
     terminal = _Terminal()
     agent = _agent(app, terminal, provider, model, stream, max_turns)
-    agent.registry = _discovered(app)
+    agent.registry = _discovered(app, agent.provider)
     try:
         reply = agent.run(Conversation(system=system_prompt(app)), prompt)
     finally:
@@ -300,6 +309,7 @@ class _Chat:
             with suppress(IkigaiError):  # never two discoveries at once: let start-up's end
                 wait_for_tools(self.discovery, spin=sys.stderr.isatty())
             self.registry = refresh_tools(self.app)
+            report_unfit(self.agent.provider, self.registry)
         elif name == "/tool":
             self.show_tools(argument.strip())
         else:
@@ -324,6 +334,7 @@ class _Chat:
         if self.registry is None:
             self.registry = wait_for_tools(self.discovery, spin=sys.stderr.isatty())
             report_skipped(self.registry, verbose=False)
+            report_unfit(self.agent.provider, self.registry)
         return self.registry
 
 

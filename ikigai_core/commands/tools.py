@@ -148,6 +148,42 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     sys.exit(0 if called.outcome.success else 1)
 
 
+@tool_group.command("check")
+@click.argument("name")
+@click.option("--provider", "provider_name", metavar="NAME",
+              help="Check for this provider only (default: every installed one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")
+@pass_app
+def check_tool(app: App, name: str, provider_name: str | None, as_json: bool) -> None:
+    """Show how tool NAME goes to each provider: as is, rewritten (what changed) or excluded
+    (why). Exits 0 when every provider checked accepts it, 1 otherwise."""
+    from ikigai_core.providers import collect_providers, get_provider
+
+    registry = app.registry()
+    tool = registry.get(name)
+    if tool is None:
+        raise IkigaiError(why_missing(registry, name) or
+                          f"unknown tool '{name}'; see `ikigai tool list`")
+    providers = ([get_provider(app.pm, provider_name, app.notices)] if provider_name
+                 else list(collect_providers(app.pm, app.notices).values()))
+    fits = {provider.name: provider.fit_tool(tool) for provider in providers}
+    if as_json:
+        echo_json({**_tool_json(tool), "providers": {
+            provider: {"status": fit.status, "changes": list(fit.changes), "reason": fit.reason,
+                       "declaration": fit.declaration} for provider, fit in fits.items()}})
+    else:
+        size = len(dumps(tool.schema).encode())
+        click.echo(printable(f"{tool.name} ({tool.source}, {tool.location}): --schema answer "
+                             f"valid, {size} of {app.settings.schema_max_bytes} bytes"))
+        width = max((len(provider) for provider in fits), default=0)
+        for provider, fit in fits.items():
+            detail = f": {fit.reason}" if fit.reason else ""
+            click.echo(printable(f"{provider:<{width}}  {fit.status}{detail}"))
+            for change in fit.changes:
+                click.echo(printable(f"{'':<{width}}    {change}"))
+    sys.exit(0 if all(fit.declaration is not None for fit in fits.values()) else 1)
+
+
 @click.command("refresh")
 @pass_app
 def refresh(app: App) -> None:

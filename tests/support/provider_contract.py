@@ -164,6 +164,17 @@ class ProviderContract:
             "messages: field required"
         )
 
+    @pytest.mark.parametrize("where", [
+        "tools.1.custom.input_schema: input_schema does not support oneOf",  # Anthropic
+        "Invalid schema for function 'x': tools[1].function.parameters",  # OpenAI
+        "Unknown name \"x\" at 'tools[0].function_declarations[1].parameters'",  # Gemini
+    ])
+    def test_bad_request_naming_a_tool_by_index_names_the_tool(self, fake_server, where):
+        fake_server.push(self.replies.error(400, where))
+        second = builtin_tools()[1].name
+        assert self.failure(fake_server.url).endswith(
+            f"{where} (tool 1 is '{second}'; see `ikigai tool check {second}`)")
+
     def test_unknown_model(self, fake_server):
         fake_server.push(self.replies.error(404, "model not found"))
         assert self.failure(fake_server.url) == (

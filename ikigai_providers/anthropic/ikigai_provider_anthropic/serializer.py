@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ikigai_core.providers import Provider
-from ikigai_provider_anthropic import messages
+from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.schema_top import one_object
+from ikigai_provider_anthropic import messages, rules
 
 if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
@@ -28,10 +29,13 @@ class AnthropicSerializer(Provider):
     auth_header, auth_prefix = "x-api-key", ""
     headers = {"anthropic-version": "2023-06-01"}
 
-    def tool_schema(self, tool: Tool) -> dict[str, Any]:
-        """``{name, description, input_schema}``, the schema unchanged (spec decision 16)."""
-        return {"name": tool.name, "description": tool.description,
-                "input_schema": dict(tool.parameters)}
+    def fit_tool(self, tool: Tool) -> ToolFit:
+        """``{name, description, input_schema}``, the schema unchanged (spec decision 16) but
+        for a top level that is not one object; left out if the API would still reject it
+        (``rules.py``)."""
+        schema, changes = one_object(tool.parameters)
+        declaration = {"name": tool.name, "description": tool.description, "input_schema": schema}
+        return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
 
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
@@ -41,8 +45,9 @@ class AnthropicSerializer(Provider):
         if conversation.system:
             body["system"] = conversation.system
         body["messages"] = messages.to_messages(conversation)
-        if tools:
-            body["tools"] = [self.tool_schema(tool) for tool in tools]
+        sent = self.declarations(tools)
+        if sent:
+            body["tools"] = sent
         if stream:
             body["stream"] = True
         return body

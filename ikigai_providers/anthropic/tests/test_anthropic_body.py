@@ -19,7 +19,7 @@ anthropic = AnthropicSerializer()
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_builtin_schemas_pass_through_unchanged(name):
-    assert anthropic.tool_schema(builtin_tool(name)) == {
+    assert anthropic.fit_tool(builtin_tool(name)).declaration == {
         "name": name, "description": BUILTIN[name]["description"],
         "input_schema": BUILTIN[name]["parameters"],
     }
@@ -27,7 +27,52 @@ def test_builtin_schemas_pass_through_unchanged(name):
 
 @pytest.mark.parametrize("parameters", [NESTED, NO_PARAMETERS])
 def test_nested_optional_enum_and_array_schemas_pass_through_unchanged(parameters):
-    assert anthropic.tool_schema(tool("t", parameters))["input_schema"] == parameters
+    assert anthropic.fit_tool(tool("t", parameters)).declaration["input_schema"] == parameters
+
+
+def test_a_top_level_any_of_of_required_sets_moves_into_the_description():
+    schema = {"type": "object", "required": ["id"],
+              "properties": {"id": {"type": "string"}, "title": {"type": "string"},
+                             "body": {"type": "string"}},
+              "anyOf": [{"required": ["title"]}, {"required": ["body"]}]}
+    fit = anthropic.fit_tool(tool("t", schema))
+    assert fit.status == "rewritten"
+    assert fit.declaration["input_schema"] == {
+        "type": "object", "required": ["id"], "properties": schema["properties"],
+        "description": "Give at least one of these sets of properties: (title); (body)."}
+
+
+def test_top_level_one_of_alternatives_become_one_object():
+    schema = {"oneOf": [
+        {"type": "object", "properties": {"script": {"type": "string"}, "n": {"type": "integer"}},
+         "required": ["script", "n"]},
+        {"type": "object", "properties": {"image": {"type": "string"}, "n": {"type": "integer"}},
+         "required": ["image", "n"]}]}
+    out = anthropic.fit_tool(tool("t", schema)).declaration["input_schema"]
+    assert out == {"type": "object", "required": ["n"],
+                   "properties": {"script": {"type": "string"}, "n": {"type": "integer"},
+                                  "image": {"type": "string"}},
+                   "description": "Give exactly one of these sets of properties: "
+                                  "(script, n); (image, n)."}
+
+
+def test_a_top_level_all_of_is_merged():
+    schema = {"allOf": [{"$ref": "#/definitions/base"},
+                        {"properties": {"text": {"type": "string"}}, "required": ["text"]}],
+              "definitions": {"base": {"type": "object", "required": ["channel"],
+                                       "properties": {"channel": {"type": "string"}}}}}
+    out = anthropic.fit_tool(tool("t", schema)).declaration["input_schema"]
+    assert out["type"] == "object" and "allOf" not in out
+    assert out["required"] == ["channel", "text"]
+    assert set(out["properties"]) == {"channel", "text"}
+
+
+def test_property_names_the_api_rejects_leave_the_tool_out():
+    schema = {"type": "object", "properties": {"$top": {"type": "integer"},
+                                               "ok.name-1": {"type": "string"}}}
+    fit = anthropic.fit_tool(tool("t", schema))
+    assert fit.declaration is None
+    assert fit.reason == "property names must be 1-64 of a-z A-Z 0-9 _ . -: $top"
 
 
 def test_full_conversation_body():

@@ -1,78 +1,206 @@
 """Tool parameters in the JSON Schema subset Gemini accepts (spec decision 17).
 
-Gemini's ``Schema`` object (``generativelanguage`` v1beta) is a select subset of
-OpenAPI 3.0: ``type`` (one), ``nullable``, ``enum`` of strings, a few ``format`` values,
-``properties``, ``required``, ``items``, ``anyOf``, bounds, ``title``, ``description``,
-``default``, ``example``, ``propertyOrdering``. Everything else is rewritten into that
-subset (``$ref`` inlined, ``allOf`` merged, type lists to ``nullable``, ``const`` to
-``enum``) or dropped
-(``additionalProperties``, ``$schema``, ``patternProperties``, ...).
+Gemini's ``Schema`` object (``generativelanguage`` v1beta, see ``rules.py``) is a select
+subset of OpenAPI 3.0: one ``type``, ``nullable``, ``enum`` of strings, a few ``format``
+values, ``properties``, ``required``, ``items``, ``anyOf``, bounds, ``title``,
+``description``, ``default``, ``example``, ``propertyOrdering``. Everything else is
+rewritten into that subset, keeping its meaning where the subset cannot say it:
+
+- ``$ref`` is inlined (a recursive one ends in a value of any type, described),
+  ``allOf`` merged, ``oneOf`` sent as ``anyOf``, type lists become ``nullable``,
+  ``const`` becomes an ``enum``, enums of other values move into the description;
+- a node without a type gets one from what it holds; a value of any type, and an array's
+  missing ``items``, become "a string, number or boolean" (Gemini has no "anything");
+- a tuple becomes an array of its item types, bounded to its length;
+- an object Gemini cannot express (any keys: ``{"type": "object"}`` or a map) is left out
+  when it is optional, and named in the description; when required, the tool cannot be
+  sent (:class:`Unfit`);
+- any other constraint (``exclusiveMinimum``, ``uniqueItems``, ...) moves into the
+  description.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
-from ikigai_core.schema_tools import inline_refs, map_subschemas
+from ikigai_core.schema_tools import (
+    ANNOTATIONS,
+    describe,
+    describe_dropped,
+    inline_refs,
+    json_type,
+    merge_into,
+)
+from ikigai_core.schema_top import one_object
+from ikigai_provider_google.rules import FIELDS, FORMATS
 
-ALLOWED = frozenset({
-    "type", "format", "title", "description", "nullable", "enum", "properties", "required",
-    "items", "anyOf", "minItems", "maxItems", "minLength", "maxLength", "pattern",
-    "minimum", "maximum", "minProperties", "maxProperties", "default", "example",
-    "propertyOrdering",
-})
-"""The fields of Gemini's ``Schema`` object."""
-FORMATS = {"string": {"enum", "date-time"}, "number": {"float", "double"},
-           "integer": {"int32", "int64"}}
-"""The ``format`` values Gemini accepts, by type; others are dropped."""
+ANY_VALUE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "number"},
+                                       {"type": "boolean"}]}
+"""What Gemini can say for "a value of any type"."""
+HANDLED = frozenset({"oneOf", "allOf", "const", "examples", "prefixItems",
+                     "additionalProperties", "additionalItems", "$ref", "$defs",
+                     "definitions"})
+"""Keywords the rewrite turns into Schema fields (not described as dropped constraints)."""
 
 
-def gemini_parameters(parameters: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A tool's parameters for a ``functionDeclaration``; ``None`` when it takes none
-    (Gemini rejects an object schema with empty ``properties``)."""
-    schema = _clean(inline_refs(parameters))
-    return schema if schema.get("properties") else None
+class Unfit(Exception):
+    """The parameters need something Gemini cannot express (the message says what)."""
 
 
-def _clean(node: Any) -> dict[str, Any]:
-    if not isinstance(node, Mapping):
-        return {}  # `true` (anything) has no Gemini form but "no constraint"
-    out = dict(node)
-    if isinstance(out.get("items"), list):
-        out["items"] = {"anyOf": out["items"]}
-    if "oneOf" in out and "anyOf" not in out:
-        out["anyOf"] = out.pop("oneOf")
-    if isinstance(out.get("examples"), list) and out["examples"]:
-        out.setdefault("example", out["examples"][0])
-    out = map_subschemas(out, _clean)
-    _merge_all_of(out)
-    _types_to_nullable(out)
-    _null_branches_to_nullable(out)
-    _enums_to_strings(out)
-    if isinstance(out.get("properties"), Mapping) and isinstance(out.get("required"), list):
-        out["required"] = [name for name in out["required"] if name in out["properties"]]
-    if out.get("format") not in FORMATS.get(out.get("type"), ()):  # type: ignore[arg-type]
-        out.pop("format", None)
-    return {key: value for key, value in out.items() if key in ALLOWED}
+def gemini_parameters(parameters: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """A tool's parameters for a ``functionDeclaration`` (``None`` when it takes none:
+    Gemini rejects an object with empty ``properties``), and what was changed."""
+    top, changes = one_object(parameters)
+    if '"$ref"' in _text(top):
+        changes.append("$ref inlined (Gemini has no $ref)")
+    cleaner = _Cleaner(changes)
+    schema = cleaner.node(inline_refs(top), "")
+    if cleaner.silent:
+        changes.append(f"left out, as they constrain nothing here: "
+                       f"{', '.join(sorted(cleaner.silent))}")
+    if not (schema and schema.get("properties")):
+        if top.get("properties") or parameters != {"type": "object", "properties": {}}:
+            changes.append("parameters left out: the tool takes no arguments here")
+        return None, changes
+    return schema, changes
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+class _Cleaner:
+    """One rewrite, collecting what it changed."""
+
+    def __init__(self, changes: list[str]) -> None:
+        self.changes = changes
+        self.silent: set[str] = set()
+        """Keywords left out without a note per node (annotations, ``additionalProperties``)."""
+
+    def note(self, path: str, text: str) -> None:
+        self.changes.append(f"{path or '/'}: {text}")
+
+    def node(self, node: Any, path: str) -> dict[str, Any] | None:
+        """``node`` in Gemini's subset; ``None`` for an object of any keys."""
+        if not isinstance(node, Mapping):
+            node = {}
+        out = {key: value for key, value in node.items() if key not in ANNOTATIONS}
+        if isinstance(node.get("examples"), list) and node["examples"]:
+            out.setdefault("example", node["examples"][0])
+        self.tuples(out, path)
+        if "oneOf" in out:
+            out["anyOf"] = [*out.get("anyOf", []), *out.pop("oneOf")]
+            describe(out, "(exactly one of the alternatives)")
+            self.note(path, "oneOf sent as anyOf")
+        if not self.children(out, path):
+            return None
+        if "allOf" in out:
+            self.note(path, "allOf merged into one schema")
+        _merge_all_of(out)
+        if _types_to_nullable(out) | _null_branches_to_nullable(out):
+            self.note(path, "null sent as nullable")
+        if _enums_to_strings(out):
+            self.note(path, "non-string enum moved into the description")
+        self.infer_type(out, path)
+        if out.get("format") not in FORMATS.get(out.get("type"), ()):  # type: ignore[arg-type]
+            if "format" in out:
+                describe_dropped(out, {"format": out.pop("format")})
+                self.note(path, "format moved into the description")
+        dropped = {k: v for k, v in out.items() if k not in FIELDS and k not in HANDLED}
+        extra = out.get("additionalProperties")
+        if isinstance(extra, Mapping) and extra and out.get("properties"):
+            dropped["additionalProperties"] = extra  # other keys: the model should know
+        if dropped:
+            describe_dropped(out, dropped)
+            self.note(path, f"{', '.join(dropped)} moved into the description")
+        if out.get("type") == "object" and not out.get("properties"):
+            return None
+        self.silent |= set(node) & (ANNOTATIONS | HANDLED - {"oneOf", "prefixItems"})
+        return {key: value for key, value in out.items() if key in FIELDS}
+
+    def tuples(self, out: dict[str, Any], path: str) -> None:
+        """``prefixItems`` (or a draft-4 ``items`` list) -> an array of its item types."""
+        positions = out.pop("prefixItems", None)
+        if isinstance(out.get("items"), list):
+            positions = out.pop("items")
+        if not isinstance(positions, list) or not positions:
+            return
+        branches = list({_text(b): b for b in positions}.values())
+        out["items"] = branches[0] if len(branches) == 1 else {"anyOf": branches}
+        out.setdefault("minItems", len(positions))
+        if out.get("items") is not True and out.get("additionalItems", False) is False:
+            out.setdefault("maxItems", len(positions))
+        describe(out, f"(a tuple of {len(positions)} items, in order)")
+        self.note(path, "tuple sent as an array of its item types")
+
+    def children(self, out: dict[str, Any], path: str) -> bool:
+        """Clean every subschema, leaving out optional objects Gemini cannot express;
+        False when ``out`` itself cannot be expressed (its items or every branch cannot)."""
+        properties = out.get("properties")
+        if isinstance(properties, Mapping):
+            required = set(out.get("required") or ())
+            kept, left_out = {}, []
+            for name, sub in properties.items():
+                cleaned = self.node(sub, f"{path}/properties/{name}")
+                if cleaned is not None:
+                    kept[name] = cleaned
+                elif name in required:
+                    raise Unfit(f"{path}/properties/{name} is an object of any keys "
+                                "(Gemini needs its properties)")
+                else:
+                    left_out.append(name)
+            if left_out:
+                describe(out, f"(not available here: {', '.join(left_out)}, objects of any keys)")
+                self.note(path, f"left out {', '.join(left_out)}: objects of any keys")
+            out["properties"] = kept
+        if isinstance(out.get("items"), (Mapping, bool)):
+            items = self.node(out["items"], f"{path}/items")
+            if items is None:
+                return False
+            out["items"] = items
+        if isinstance(out.get("anyOf"), list):
+            branches = [self.node(sub, f"{path}/anyOf/{i}") for i, sub in enumerate(out["anyOf"])]
+            out["anyOf"] = [branch for branch in branches if branch is not None]
+            if not out["anyOf"]:
+                return False
+        if isinstance(out.get("allOf"), list):
+            out["allOf"] = [self.node(sub, f"{path}/allOf/{i}") or {}
+                            for i, sub in enumerate(out["allOf"])]
+        return True
+
+    def infer_type(self, out: dict[str, Any], path: str) -> None:
+        """Every Gemini schema has a type (or lists them in ``anyOf``)."""
+        if "anyOf" in out:
+            return
+        if "type" not in out:
+            if "properties" in out:
+                out["type"] = "object"
+            elif "items" in out:
+                out["type"] = "array"
+            else:
+                out.update(ANY_VALUE)
+                self.note(path, "any value sent as a string, number or boolean")
+                return
+        if out["type"] == "array" and "items" not in out:
+            out["items"] = dict(ANY_VALUE)
+            self.note(path, "array items of any type sent as strings, numbers or booleans")
 
 
 def _merge_all_of(out: dict[str, Any]) -> None:
     """``allOf`` (often one ``$ref`` with a description next to it) merged into the node."""
     for branch in out.pop("allOf", None) or ():
-        for key, value in branch.items():
-            if key == "properties":
-                out["properties"] = {**value, **out.get("properties", {})}
-            elif key == "required":
-                out["required"] = list(dict.fromkeys([*out.get("required", []), *value]))
-            else:
-                out.setdefault(key, value)
+        merge_into(out, branch)
+    if isinstance(out.get("properties"), Mapping) and isinstance(out.get("required"), list):
+        out["required"] = [name for name in out["required"] if name in out["properties"]]
 
 
-def _types_to_nullable(out: dict[str, Any]) -> None:
-    """``"type": ["string", "null"]`` -> ``"type": "string", "nullable": true``."""
+def _types_to_nullable(out: dict[str, Any]) -> bool:
+    """``"type": ["string", "null"]`` -> ``"type": "string", "nullable": true``; True when
+    the node had a type list."""
     kinds = out.get("type")
     if not isinstance(kinds, list):
-        return
+        return False
     real = [kind for kind in kinds if kind != "null"]
     if len(real) < len(kinds):
         out["nullable"] = True
@@ -82,50 +210,49 @@ def _types_to_nullable(out: dict[str, Any]) -> None:
         del out["type"]
         if real:
             out["anyOf"] = [{"type": kind} for kind in real]
+    return True
 
 
-def _null_branches_to_nullable(out: dict[str, Any]) -> None:
-    """``anyOf: [X, {"type": "null"}]`` -> X with ``nullable: true``."""
+def _null_branches_to_nullable(out: dict[str, Any]) -> bool:
+    """``anyOf: [X, {"type": "null"}]`` -> X with ``nullable: true``; True when changed."""
     branches = out.get("anyOf")
     if not isinstance(branches, list):
-        return
+        return False
     real = [branch for branch in branches if branch.get("type") != "null"]
-    if len(real) < len(branches):
-        out["nullable"] = True
+    if len(real) == len(branches):
+        return False
+    out["nullable"] = True
     if len(real) == 1:
         del out["anyOf"]
         for key, value in real[0].items():
             out.setdefault(key, value)
-    else:
+    elif real:
         out["anyOf"] = real
+    else:
+        del out["anyOf"]
+    return True
 
 
-def _enums_to_strings(out: dict[str, Any]) -> None:
+def _enums_to_strings(out: dict[str, Any]) -> bool:
     """Gemini enums hold strings: ``const`` becomes an enum; other values move to the
-    description."""
+    description. True when values moved."""
     if "const" in out:
-        out.setdefault("enum", [out["const"]])
+        out.setdefault("enum", [out.pop("const")])
     values = out.get("enum")
     if not isinstance(values, list):
-        return
-    if all(isinstance(value, str) for value in values):
-        out.setdefault("type", "string")
-        return
+        return False
+    if all(isinstance(value, str) for value in values) and out.get("type", "string") == "string":
+        out["type"] = "string"
+        return False
     del out["enum"]
-    kinds = {_json_type(value) for value in values}
+    kinds = {json_type(value) for value in values} - {"null"}
     kinds = {"number"} if kinds == {"integer", "number"} else kinds
-    if len(kinds) == 1 and None not in kinds and "type" not in out and "anyOf" not in out:
+    if None in values:
+        out["nullable"] = True
+    if len(kinds) == 1 and "type" not in out and "anyOf" not in out:
         out["type"] = kinds.pop()  # Gemini wants a type: say what the values were
-    allowed = "Allowed values: " + ", ".join(map(_literal, values)) + "."
-    out["description"] = f"{out['description']} {allowed}" if out.get("description") else allowed
-
-
-def _json_type(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return "number" if isinstance(value, float) else None
+    describe(out, "Allowed values: " + ", ".join(map(_literal, values)) + ".")
+    return True
 
 
 def _literal(value: Any) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ikigai_core.providers import Provider, ProviderRequest
+from ikigai_core.providers import Provider, ProviderRequest, ToolFit
 from ikigai_core.wire import http_error_message
-from ikigai_provider_google import content
-from ikigai_provider_google.schema import gemini_parameters
+from ikigai_provider_google import content, rules
+from ikigai_provider_google.schema import Unfit, gemini_parameters
 
 if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
@@ -28,13 +28,17 @@ class GoogleSerializer(Provider):
     stream_path = "/v1beta/models/{model}:streamGenerateContent?alt=sse"
     auth_header, auth_prefix = "x-goog-api-key", ""
 
-    def tool_schema(self, tool: Tool) -> dict[str, Any]:
-        """A ``functionDeclaration`` with the parameters in Gemini's schema subset."""
+    def fit_tool(self, tool: Tool) -> ToolFit:
+        """A ``functionDeclaration`` with the parameters in Gemini's schema subset
+        (``schema.py``); left out if the API would still reject it (``rules.py``)."""
         declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
-        parameters = gemini_parameters(tool.parameters)
+        try:
+            parameters, changes = gemini_parameters(tool.parameters)
+        except Unfit as exc:
+            return ToolFit(tool.name, None, reason=str(exc))
         if parameters is not None:
             declaration["parameters"] = parameters
-        return declaration
+        return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
 
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
@@ -44,8 +48,9 @@ class GoogleSerializer(Provider):
         body: dict[str, Any] = {"contents": content.to_contents(conversation)}
         if conversation.system:
             body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
-        if tools:
-            body["tools"] = [{"functionDeclarations": [self.tool_schema(t) for t in tools]}]
+        sent = self.declarations(tools)
+        if sent:
+            body["tools"] = [{"functionDeclarations": sent}]
         return body
 
     def http_request(

@@ -6,6 +6,8 @@ import copy
 
 import pytest
 
+from ikigai_core.tools import Tool
+from ikigai_provider_google.schema import ANY_VALUE
 from ikigai_provider_google.serializer import GoogleSerializer
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, tool
 
@@ -13,12 +15,12 @@ google = GoogleSerializer()
 
 
 def params(parameters):
-    return google.tool_schema(tool("t", parameters)).get("parameters")
+    return google.fit_tool(tool("t", parameters)).declaration.get("parameters")
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_builtin_schemas_are_already_in_the_subset(name):
-    assert google.tool_schema(builtin_tool(name)) == {
+    assert google.fit_tool(builtin_tool(name)).declaration == {
         "name": name, "description": BUILTIN[name]["description"],
         "parameters": BUILTIN[name]["parameters"],
     }
@@ -45,10 +47,10 @@ def test_nested_optional_enum_and_array_of_objects():
 
 
 def test_no_parameters_leaves_parameters_out():
-    assert google.tool_schema(tool("t", NO_PARAMETERS)) == {"name": "t", "description": "The t tool"}
+    assert google.fit_tool(tool("t", NO_PARAMETERS)).declaration == {"name": "t", "description": "The t tool"}
 
 
-def test_rejected_keywords_are_removed_at_every_depth():
+def test_rejected_keywords_are_removed_at_every_depth_constraints_kept_in_descriptions():
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:x",
         "type": "object", "additionalProperties": False,
@@ -67,11 +69,15 @@ def test_rejected_keywords_are_removed_at_every_depth():
     assert params(schema) == {
         "type": "object",
         "properties": {
-            "m": {"type": "object", "properties": {"k": {"type": "string", "example": "a"}}},
-            "uri": {"type": "string"},
+            "m": {"type": "object",
+                  "properties": {"k": {"type": "string", "example": "a",
+                                       "description": "(exclusiveMinimum: 1)"}},
+                  "description": '(patternProperties: {"^x": {"type": "string"}}, '
+                                 'additionalProperties: {"type": "string"})'},
+            "uri": {"type": "string", "description": '(format: "uri")'},
             "when": {"type": "string", "format": "date-time"},
-            "n": {"type": "number", "format": "double"},
-            "i": {"type": "integer"},
+            "n": {"type": "number", "format": "double", "description": "(multipleOf: 2)"},
+            "i": {"type": "integer", "description": '(format: "int8")'},
         },
         "required": ["m"],
     }
@@ -92,7 +98,7 @@ def test_refs_are_inlined_and_recursion_is_cut():
     }
     out = params(schema)
     tree = out["properties"]["tree"]
-    assert tree["properties"]["children"]["items"] == {"description": "a node"}
+    assert tree["properties"]["children"]["items"] == {"description": "a node", **ANY_VALUE}
     assert out["properties"]["described"] == {
         "type": "object", "description": "one leaf",
         "properties": {"v": {"type": "string"}}, "required": ["v"],
@@ -112,8 +118,9 @@ def test_nullable_forms():
     assert props["a"] == {"type": "string", "nullable": True}
     assert props["b"] == {"type": "integer", "nullable": True, "description": "b"}
     assert props["c"] == {"anyOf": [{"type": "string"}, {"type": "integer"}]}
-    assert props["d"] == {"anyOf": [{"type": "string"}, {"type": "boolean"}], "nullable": True}
-    assert props["e"] == {"nullable": True}
+    assert props["d"] == {"anyOf": [{"type": "string"}, {"type": "boolean"}], "nullable": True,
+                          "description": "(exactly one of the alternatives)"}
+    assert props["e"] == {"nullable": True, **ANY_VALUE}
 
 
 def test_const_and_enums():
@@ -129,7 +136,8 @@ def test_const_and_enums():
     assert props["s"] == {"type": "string", "enum": ["only"]}
     assert props["n"] == {"type": "integer", "description": "Three. Allowed values: 3."}
     assert props["mixed"] == {"type": "number", "description": "Allowed values: 1, 2.5."}
-    assert props["flags"] == {"description": "Allowed values: true, null."}
+    assert props["flags"] == {"type": "boolean", "nullable": True,
+                              "description": "Allowed values: true, null."}
     assert props["typed"] == {"type": "integer", "description": "Allowed values: 1, 2."}
     assert props["words"] == {"type": "string", "enum": ["a"]}
 
@@ -141,7 +149,66 @@ def test_boolean_and_tuple_schemas():
         "empty": {"type": "array", "items": {"type": "string"}, "examples": []},
     }}
     props = params(schema)["properties"]
-    assert props["anything"] == {}
-    assert props["pair"] == {"type": "array",
-                             "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}
+    assert props["anything"] == ANY_VALUE
+    assert props["pair"] == {"type": "array", "minItems": 2, "maxItems": 2,
+                             "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                             "description": "(a tuple of 2 items, in order)"}
     assert props["empty"] == {"type": "array", "items": {"type": "string"}}
+
+
+# -- What Gemini rejects, rewritten or left out (issue 8) ------------------------------------
+
+
+def test_an_array_needs_items_and_a_tuple_keeps_its_items():
+    schema = {"type": "object", "properties": {
+        "bare": {"type": "array"},
+        "pair": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}],
+                 "items": False},
+    }}
+    props = params(schema)["properties"]
+    assert props["bare"] == {"type": "array", "items": ANY_VALUE}
+    assert props["pair"] == {"type": "array", "items": {"type": "number"}, "minItems": 2,
+                             "maxItems": 2, "description": "(a tuple of 2 items, in order)"}
+
+
+def test_objects_of_any_keys_are_left_out_when_optional_and_named():
+    schema = {"type": "object", "required": ["q"], "properties": {
+        "q": {"type": "string"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "opts": {"type": "object"},
+        "rows": {"type": "array", "items": {"type": "object"}},
+    }}
+    fit = google.fit_tool(tool("t", schema))
+    out = fit.declaration["parameters"]
+    assert list(out["properties"]) == ["q"] and out["required"] == ["q"]
+    assert out["description"] == "(not available here: labels, opts, rows, objects of any keys)"
+    assert "/: left out labels, opts, rows: objects of any keys" in fit.changes
+
+
+def test_a_required_object_of_any_keys_leaves_the_tool_out():
+    schema = {"type": "object", "required": ["body"], "properties": {"body": {"type": "object"}}}
+    fit = google.fit_tool(tool("t", schema))
+    assert fit.status == "excluded"
+    assert fit.reason == "/properties/body is an object of any keys (Gemini needs its properties)"
+
+
+def test_every_node_gets_a_type_and_enums_hold_strings():
+    schema = {"type": "object", "properties": {
+        "obj": {"properties": {"a": {"type": "string"}}},
+        "list": {"items": {"type": "string"}},
+        "any": {"description": "whatever"},
+        "num": {"type": "integer", "enum": [1, 2]},
+    }}
+    props = params(schema)["properties"]
+    assert props["obj"]["type"] == "object" and props["list"]["type"] == "array"
+    assert props["any"] == {"description": "whatever", **ANY_VALUE}
+    assert props["num"] == {"type": "integer", "description": "Allowed values: 1, 2."}
+
+
+@pytest.mark.parametrize("name, ok", [("9lives", False), ("-x", False), ("_ok", True),
+                                      ("a.b:c-d", True)])
+def test_a_function_name_must_start_with_a_letter_or_underscore(name, ok):
+    fit = google.fit_tool(Tool(name, "d", NO_PARAMETERS, ("/bin/true",), "test"))
+    assert (fit.declaration is not None) is ok
+    if not ok:
+        assert fit.reason.startswith("the name must start with a letter or _")

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from ikigai_core.providers import Provider
-from ikigai_provider_openai import chat
-from ikigai_provider_openai.strict import drop_nulls, strict_parameters
+from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.schema_top import one_object
+from ikigai_provider_openai import chat, rules
+from ikigai_provider_openai.strict import (
+    STRICT_FORM,
+    NotStrict,
+    drop_nulls,
+    loose_parameters,
+    strict_parameters,
+)
 
 if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
@@ -26,15 +33,25 @@ class OpenAISerializer(Provider):
     default_base_url = "https://api.openai.com/v1"
     path = "/chat/completions"
 
-    def tool_schema(self, tool: Tool) -> dict[str, Any]:
-        """A ``function`` tool, strict when its parameters can be (spec decision 15)."""
-        strict = strict_parameters(tool.parameters)
-        return {"type": "function", "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": dict(tool.parameters) if strict is None else strict,
-            "strict": strict is not None,
+    def fit_tool(self, tool: Tool) -> ToolFit:
+        """A ``function`` tool, strict when its parameters can be (spec decision 15), else
+        ``strict: false``; left out if the API would still reject it (``rules.py``)."""
+        top, changes = one_object(tool.parameters)
+        try:
+            converted = strict_parameters(top)
+        except NotStrict as exc:
+            parameters, loose = loose_parameters(top)
+            changes = [f"sent with strict: false: {exc}", *changes, *loose]
+            strict = False
+        else:
+            parameters, strict = converted.schema, True
+            changes = [*([STRICT_FORM] if parameters != tool.parameters else []), *changes,
+                       *converted.changes]
+        declaration = {"type": "function", "function": {
+            "name": tool.name, "description": tool.description,
+            "parameters": parameters, "strict": strict,
         }}
+        return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
 
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
@@ -42,8 +59,9 @@ class OpenAISerializer(Provider):
         """``model``, ``messages``, ``tools`` (left out when there are none: OpenAI
         rejects an empty list), and the streaming switches."""
         body: dict[str, Any] = {"model": model, "messages": chat.to_messages(conversation)}
-        if tools:
-            body["tools"] = [self.tool_schema(tool) for tool in tools]
+        sent = self.declarations(tools)
+        if sent:
+            body["tools"] = sent
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -61,4 +79,4 @@ class OpenAISerializer(Provider):
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Drop the nulls strict mode made the model send for optional properties."""
-        return drop_nulls(tool.parameters, arguments)
+        return drop_nulls(one_object(tool.parameters)[0], arguments)

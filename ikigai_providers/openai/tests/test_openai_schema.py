@@ -8,19 +8,20 @@ import jsonschema
 import pytest
 
 from ikigai_provider_openai.serializer import OpenAISerializer
+from ikigai_core.tools import Tool
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, tool
 
 openai = OpenAISerializer()
 
 
 def declared(parameters, name="t"):
-    return openai.tool_schema(tool(name, parameters))["function"]
+    return openai.fit_tool(tool(name, parameters)).declaration["function"]
 
 
 @pytest.mark.parametrize("name", sorted(BUILTIN))
 def test_every_builtin_tool_is_strict(name):
     original = BUILTIN[name]["parameters"]
-    function = openai.tool_schema(builtin_tool(name))["function"]
+    function = openai.fit_tool(builtin_tool(name)).declaration["function"]
     params = function["parameters"]
     assert function["strict"] is True
     assert function["name"] == name
@@ -35,7 +36,7 @@ def test_every_builtin_tool_is_strict(name):
 
 
 def test_file_read_exactly():
-    assert openai.tool_schema(builtin_tool("file_read")) == {"type": "function", "function": {
+    assert openai.fit_tool(builtin_tool("file_read")).declaration == {"type": "function", "function": {
         "name": "file_read",
         "description": "Read contents of a file",
         "parameters": {
@@ -71,7 +72,7 @@ def test_nested_optional_enum_and_array_of_objects():
     assert step["properties"]["env"] == {
         "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]
     }
-    assert params["properties"]["level"] == {"anyOf": [{"enum": [1, 2, 3]}, {"type": "null"}]}
+    assert params["properties"]["level"] == {"type": ["integer", "null"], "enum": [1, 2, 3, None]}
     assert params["properties"]["note"] == {
         "anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]
     }
@@ -124,28 +125,159 @@ def test_optional_nullable_forms():
     assert props["already"] == {"type": ["string", "null"]}
     assert props["either"] == {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "d"}
     assert props["multi"] == {"type": ["string", "integer", "null"]}
-    assert props["fixed"] == {"anyOf": [{"const": "x"}, {"type": "null"}]}
+    assert props["fixed"] == {"anyOf": [{"const": "x", "type": "string"}, {"type": "null"}]}
     assert props["obj_or_str"]["anyOf"][1] == {"type": "null"}
 
 
 @pytest.mark.parametrize("parameters", [
-    {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": True},
     {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}},
     {"type": "object", "properties": {"m": {"type": "object"}}},
-    {"type": "object", "properties": {"a": {"type": "string", "default": "x"}}},
-    {"type": "object", "properties": {"a": {"type": "string", "minLength": 2}}},
     {"type": "object", "properties": {"a": {"type": "object", "properties": {},
                                             "patternProperties": {"^x": {"type": "string"}}}}},
-    {"type": "object", "properties": {"a": {"allOf": [{"type": "string"}]}}},
     {"type": "object", "properties": {"a": {"description": "anything"}}},
     {"type": "object", "properties": {"a": True}},
+    {"type": "object", "properties": {"a": {}}},
     {"type": "object", "properties": {"a": {"type": "array", "items": [{"type": "string"}]}}},
-    {"anyOf": [{"type": "object", "properties": {}}]},
+    {"type": "object", "properties": {"a": {"type": "array", "prefixItems": [{"type": "string"}],
+                                            "items": {"type": "string"}}}},
 ])
 def test_schemas_that_cannot_be_strict_are_sent_unchanged(parameters):
-    function = declared(parameters)
+    fit = openai.fit_tool(tool("t", parameters))
+    assert fit.declaration["function"]["strict"] is False
+    assert fit.declaration["function"]["parameters"] == parameters
+    assert fit.changes[0].startswith("sent with strict: false: ")
+
+
+def test_an_array_without_items_gets_items_even_without_strict_mode():
+    """The API answers "array schema missing items" even with strict: false."""
+    parameters = {"type": "object", "properties": {"xs": {"type": "array"}, "m": {}}}
+    fit = openai.fit_tool(tool("t", parameters))
+    function = fit.declaration["function"]
     assert function["strict"] is False
-    assert function["parameters"] == parameters
+    assert function["parameters"]["properties"] == {"xs": {"type": "array", "items": {}}, "m": {}}
+    assert fit.changes == ("sent with strict: false: /properties/xs is an array of any values",
+                           "/properties/xs: items: {} added (an array must say what it holds)")
+
+
+# -- What strict mode rejects, rewritten so strict mode stays (issue 8) ----------------------
+
+
+def test_a_ref_with_keywords_beside_it_is_inlined():
+    """pydantic's Field(description=...) on a model field; the API: "$ref cannot have keywords"."""
+    schema = {
+        "type": "object",
+        "properties": {"home": {"$ref": "#/$defs/Address", "description": "Home address"},
+                       "work": {"$ref": "#/$defs/Address"}},
+        "required": ["home"],
+        "$defs": {"Address": {"type": "object", "properties": {"city": {"type": "string"}},
+                              "required": ["city"]}},
+    }
+    function = declared(schema)
+    assert function["strict"] is True
+    assert function["parameters"]["properties"]["home"] == {
+        "type": "object", "description": "Home address", "properties": {"city": {"type": "string"}},
+        "required": ["city"], "additionalProperties": False,
+    }
+    assert function["parameters"]["properties"]["work"] == {
+        "anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]}
+
+
+def test_formats_outside_the_documented_set_move_into_the_description():
+    schema = {"type": "object", "required": ["url", "when"], "properties": {
+        "url": {"type": "string", "format": "uri", "description": "Page"},
+        "when": {"type": "string", "format": "date-time"},
+    }}
+    function = declared(schema)
+    assert function["strict"] is True
+    assert function["parameters"]["properties"] == {
+        "url": {"type": "string", "description": 'Page (format: "uri")'},
+        "when": {"type": "string", "format": "date-time"},
+    }
+
+
+def test_nodes_without_a_type_get_one_from_their_values():
+    schema = {"type": "object", "required": ["e", "c", "n", "mixed"], "properties": {
+        "e": {"enum": ["a", "b"]}, "c": {"const": "v1"}, "n": {"enum": [1, 2.5]},
+        "mixed": {"enum": ["a", 1, None]},
+    }}
+    function = declared(schema)
+    assert function["strict"] is True
+    assert function["parameters"]["properties"] == {
+        "e": {"enum": ["a", "b"], "type": "string"}, "c": {"const": "v1", "type": "string"},
+        "n": {"enum": [1, 2.5], "type": "number"},
+        "mixed": {"enum": ["a", 1, None], "type": ["string", "integer", "null"]},
+    }
+
+
+def test_additional_properties_true_is_made_false_and_strict_kept():
+    """Spec decision 15: every object at every depth gets additionalProperties: false."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}},
+              "additionalProperties": True, "required": ["a"]}
+    fit = openai.fit_tool(tool("t", schema))
+    assert fit.declaration["function"]["strict"] is True
+    assert fit.declaration["function"]["parameters"]["additionalProperties"] is False
+    assert any("additionalProperties: false" in change for change in fit.changes)
+
+
+def test_constraints_strict_mode_lacks_move_into_the_description_and_strict_stays():
+    schema = {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Full name"},
+        "limit": {"type": "integer", "default": 20, "minimum": 1},
+        "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+        "maybe": {"type": ["string", "null"], "default": None},
+    }}
+    function = declared(schema)
+    assert function["strict"] is True
+    props = function["parameters"]["properties"]
+    assert props["name"] == {"type": "string",
+                             "description": "Full name (minLength: 1, maxLength: 200)"}
+    assert props["limit"] == {"type": ["integer", "null"], "minimum": 1,
+                              "description": "(default: 20)"}
+    assert props["tags"]["anyOf"][0]["description"] == "(uniqueItems: true)"
+    assert props["maybe"] == {"type": ["string", "null"]}  # default null: nothing to say
+
+
+def test_one_of_is_sent_as_any_of_and_all_of_merged():
+    schema = {"type": "object", "required": ["pet", "both"], "properties": {
+        "pet": {"oneOf": [{"type": "string"}, {"type": "integer"}], "discriminator": {}},
+        "both": {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}},
+                           {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+    }}
+    props = declared(schema)["parameters"]["properties"]
+    assert props["pet"] == {"anyOf": [{"type": "string"}, {"type": "integer"}],
+                            "description": "(exactly one of the alternatives)"}
+    assert props["both"]["required"] == ["b", "a"] or props["both"]["required"] == ["a", "b"]
+    assert props["both"]["properties"]["b"] == {"type": "string"}
+    assert props["both"]["properties"]["a"] == {"type": ["string", "null"]}
+
+
+def test_a_top_level_any_of_is_folded_into_one_object():
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+              "anyOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    function = declared(schema)
+    assert function["strict"] is True and "anyOf" not in function["parameters"]
+    assert function["parameters"]["description"] == (
+        "Give at least one of these sets of properties: (a); (b).")
+
+
+def test_recursion_by_path_moves_into_defs():
+    """zod-to-json-schema points a recursive schema at its first use (#/properties/root)."""
+    schema = {"type": "object", "required": ["root"], "properties": {"root": {
+        "type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/properties/root"}}}}}}
+    params = declared(schema)["parameters"]
+    assert params["properties"]["root"]["properties"]["children"]["anyOf"][0]["items"] == {
+        "$ref": "#/$defs/ref1"}
+    assert params["$defs"]["ref1"]["required"] == ["name", "children"]
+
+
+def test_a_tool_the_api_would_still_reject_is_left_out():
+    fit = openai.fit_tool(tool("t", {"type": "object", "properties": {
+        "x": {"type": "array", "items": {"type": "array"}}}}))
+    assert fit.status == "rewritten"  # items added, strict off
+    unfit = openai.fit_tool(Tool("x" * 65, "d", {"type": "object"}, ("/bin/true",), "test"))
+    assert unfit.declaration is None and unfit.reason == "the name must be 1-64 of a-z A-Z 0-9 _ -"
 
 
 # -- Dropping the nulls strict mode asked for --------------------------------
@@ -153,6 +285,13 @@ def test_schemas_that_cannot_be_strict_are_sent_unchanged(parameters):
 
 def prepare(parameters, arguments):
     return openai.prepare_arguments(tool("t", parameters), arguments)
+
+
+def test_nulls_are_dropped_for_a_top_level_one_of_folded_into_one_object():
+    schema = {"oneOf": [
+        {"type": "object", "properties": {"script": {"type": "string"}}, "required": ["script"]},
+        {"type": "object", "properties": {"image": {"type": "string"}}, "required": ["image"]}]}
+    assert prepare(schema, {"script": "a.sh", "image": None}) == {"script": "a.sh"}
 
 
 def test_nulls_for_optional_builtin_arguments_are_dropped():

@@ -1,0 +1,81 @@
+"""Every real-world schema in tests/corpus/ reaches every provider in a form its API accepts,
+or is left out of that provider's requests with a reason; meaning is kept (issue 8)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import pytest
+
+from ikigai_core.plugins import get_plugin_manager
+from ikigai_core.providers import collect_providers
+from ikigai_core.schema_tools import walk
+from ikigai_provider_anthropic import rules as anthropic_rules
+from ikigai_provider_google import rules as google_rules
+from ikigai_provider_openai import rules as openai_rules
+from tests.support.corpus import corpus, corpus_files, corpus_tool
+
+PROVIDERS = collect_providers(get_plugin_manager())
+RULES = {"openai": openai_rules, "anthropic": anthropic_rules, "google": google_rules}
+CORPUS = dict(corpus())
+EXCLUDED = {
+    "openai": set(),
+    "anthropic": {"json_schema_2020_12/list_drive_items"},
+    "google": {"json_schema_draft_07/tag_files"},
+}
+"""What cannot be sent, and stays so: OData keys ($top) for Anthropic; a required map for
+Gemini."""
+
+
+def test_the_corpus_is_real_and_says_where_it_came_from():
+    sources = {path.stem: json.loads(path.read_text())["source"] for path in corpus_files()}
+    assert {"pydantic_v2", "zod_to_json_schema", "json_schema_2020_12", "json_schema_draft_07",
+            "mcp_servers"} <= set(sources)
+    assert all(sources.values())
+    servers = {ident.split("/")[1] for ident in CORPUS if ident.startswith("mcp_servers/")}
+    assert {"time", "git", "fetch", "everything"} <= servers
+
+
+def parameters_of(provider: str, declaration: Mapping[str, Any]) -> Mapping[str, Any]:
+    if provider == "openai":
+        return declaration["function"]["parameters"]
+    if provider == "anthropic":
+        return declaration["input_schema"]
+    return declaration.get("parameters") or {}
+
+
+@pytest.mark.parametrize("provider", sorted(RULES))
+@pytest.mark.parametrize("ident", sorted(CORPUS))
+def test_each_schema_goes_in_a_form_the_api_accepts_or_is_left_out(provider, ident):
+    original = CORPUS[ident]
+    before = json.dumps(original, sort_keys=True)
+    fit = PROVIDERS[provider].fit_tool(corpus_tool(ident, original))
+    assert json.dumps(original, sort_keys=True) == before, "the tool's schema is not changed"
+    if ident in EXCLUDED[provider]:
+        assert fit.declaration is None and fit.reason
+        return
+    assert fit.declaration is not None, fit.reason
+    assert RULES[provider].problems(fit.declaration) == []
+    assert (fit.status == "as is") == (not fit.changes)
+    sent = parameters_of(provider, fit.declaration)
+    text = json.dumps(sent, ensure_ascii=False)
+    required = set(original.get("required") or ())
+    assert required <= set(sent.get("required") or ()), "required stays required"
+    for path, node, _ in walk(original):
+        if isinstance(node, Mapping):
+            for value in node.get("enum") or ():
+                assert json.dumps(value) in text or str(value) in text, f"{path}: enum {value}"
+    for name, node in (original.get("properties") or {}).items():
+        description = node.get("description") if isinstance(node, Mapping) else None
+        if name in (sent.get("properties") or {}) and description:
+            assert json.dumps(description)[1:-1] in text, f"{name}: its description"
+
+
+def test_openai_keeps_strict_mode_for_most_of_the_corpus():
+    openai = PROVIDERS["openai"]
+    strict = [ident for ident, schema in CORPUS.items()
+              if openai.fit_tool(corpus_tool(ident, schema)).declaration["function"]["strict"]]
+    assert len(strict) >= len(CORPUS) - 12, sorted(set(CORPUS) - set(strict))
+    assert "mcp_servers/fetch/fetch" in strict  # default, minLength, format "uri"
+    assert "pydantic_v2/CreateContact" in strict  # $ref with a description beside it
