@@ -38,7 +38,7 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ikigai_core.discovery import DirectorySource
-    from ikigai_core.providers import Provider, ProviderRequest
+    from ikigai_core.providers import Provider, ProviderRequest, ToolFit
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.wire import (
         http_error_message,
@@ -54,6 +54,7 @@ _LAZY = {
     "DirectorySource": "ikigai_core.discovery",
     "Provider": "ikigai_core.providers",
     "ProviderRequest": "ikigai_core.providers",
+    "ToolFit": "ikigai_core.providers",
     "ServerSentEvent": "ikigai_core.sse",
     **dict.fromkeys(("http_error_message", "load_object", "parse_tool_call", "stream_error",
                      "stream_incomplete"), "ikigai_core.wire"),
@@ -96,6 +97,7 @@ __all__ = [
     "ToolCall",
     "ToolCallRequest",
     "ToolCandidate",
+    "ToolFit",
     "ToolOutcome",
     "ToolResult",
     "ToolResultsMessage",
