@@ -32,6 +32,13 @@ def isolated_home(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
+def approve_all(isolated_home):
+    """The user allows every tool call (a rule for ``*``), for tests about something else."""
+    (isolated_home / "permissions.json").write_text(
+        '{"rules": [{"id": 1, "tool": "*", "decision": "allow"}]}')
+
+
+@pytest.fixture
 def make_tool():
     """``make_tool(dir, "echo-tool", schema=..., body=...)`` writes a real executable tool."""
     return write_tool

@@ -112,7 +112,7 @@ class App:
         from ikigai_core.lifecycle import CallContext
 
         return CallContext(cwd=self.cwd, home=self.home, environ=self.environ,
-                           settings=self.settings, ask_user=self.ask_user)
+                           settings=self.settings, ask_user=self.ask_user, notices=self.notices)
 
     @cached_property
     def executor(self) -> ToolExecutor:

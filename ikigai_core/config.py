@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -42,6 +42,9 @@ class Settings:
     provider: str | None = None
     model: str | None = None
     max_turns: int = 25
+    sandbox: str = "off"
+    sandbox_network: bool = False
+    tool_env: Mapping[str, Any] = field(default_factory=dict)
     problems: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     """Why each wrongly configured setting was refused, by name; reading it raises that."""
 
@@ -60,6 +63,8 @@ ENV_VARS = {
     "provider": "IKIGAI_PROVIDER",
     "model": "IKIGAI_MODEL",
     "max_turns": "IKIGAI_MAX_TURNS",
+    "sandbox": "IKIGAI_SANDBOX",
+    "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
 }
 
 
@@ -67,6 +72,11 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
     if kind is str:
         if isinstance(value, str) and value:
             return value
+    elif kind in (bool, dict):
+        if isinstance(value, kind):
+            return value
+        if isinstance(value, str) and kind is bool and value in ("true", "false"):
+            return value == "true"
     elif isinstance(value, str):
         try:
             return _coerce(key, json.loads(value), kind, origin)
@@ -75,7 +85,8 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
         if kind is float or float(value).is_integer():
             return kind(value)
-    expected = "a non-empty string" if kind is str else f"a positive {kind.__name__}"
+    expected = {str: "a non-empty string", bool: "true or false",
+                dict: "a JSON object"}.get(kind, f"a positive {kind.__name__}")
     raise ConfigError(f"{origin}: '{key}' must be {expected}, got {value!r}; fix or remove it")
 
 
@@ -95,7 +106,8 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
-    kinds = {f.name: type(f.default) if f.default is not None else str
+    kinds = {f.name: dict if f.default is MISSING else type(f.default)
+             if f.default is not None else str
              for f in fields(Settings) if f.name != "problems"}
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}

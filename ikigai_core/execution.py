@@ -359,7 +359,7 @@ class ToolExecutor:
 
     def prepare_process(self, spec: ProcessSpec) -> None:
         """Let the ``ikigai_tool_process`` plugins change ``spec`` before it starts."""
-        self._process(spec=spec)
+        self._process(spec=spec, context=self.context)
 
 
 def _not_found_message(name: str, registry: Mapping[str, Tool]) -> str:

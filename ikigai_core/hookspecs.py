@@ -14,7 +14,13 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from ikigai_core.lifecycle import CallDecision, CallRecord, ProcessSpec, ToolCallRequest
+    from ikigai_core.lifecycle import (
+        CallContext,
+        CallDecision,
+        CallRecord,
+        ProcessSpec,
+        ToolCallRequest,
+    )
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.providers import Provider
     from ikigai_core.tools import ToolSource
@@ -115,13 +121,14 @@ def ikigai_after_tool_call(record: CallRecord) -> None:
 
 
 @hookspec
-def ikigai_tool_process(spec: ProcessSpec) -> None:
+def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
     """Change how a tool process starts: its argv, environment and working directory.
 
     Called before every tool process starts, both for calls and for ``--schema``; change
     ``spec`` in place. This is where an environment policy or a sandbox plugs in.
 
     :param spec: the command line, environment and directory, changed in place.
+    :param context: the invocation's directory, home, environment and settings (read only).
     :returns: nothing.
     """
 

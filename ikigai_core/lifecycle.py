@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_chec
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
+    from ikigai_core.notices import Notices
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.tools import Tool
 
@@ -31,6 +32,8 @@ class CallContext:
     :param ask_user: shows the user one question and returns the line they answered,
         or ``None`` when nobody can answer (no terminal, Ctrl-C). ``None`` itself when the
         front end cannot ask at all (``ask`` without a terminal, a library caller).
+    :param notices: where a plugin tells the user something (the CLI prints each one);
+        ``None`` when nobody listens.
     """
 
     cwd: Path
@@ -38,6 +41,7 @@ class CallContext:
     environ: Mapping[str, str]
     settings: Settings
     ask_user: Callable[[str], str | None] | None = None
+    notices: Notices | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,9 @@ DEFAULT_PLUGINS = (
     "ikigai_tools_builtin.builtin",  # the six installed *-tool scripts ("system")
     "ikigai_core.defaults.scanner",  # $IKIGAI_HOME/tools and ./.ikigai/tools
     "ikigai_core.envelope",  # the result envelope; essential
+    "ikigai_core.defaults.approvals",  # allow / ask / deny each model-made call
+    "ikigai_core.defaults.tool_env",  # provider keys never reach tools; `tool_env`
+    "ikigai_core.defaults.sandbox",  # bubblewrap when `sandbox` is set
 )
 ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)
 

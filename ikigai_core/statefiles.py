@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+from ikigai_core.errors import ConfigError
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -18,6 +21,21 @@ def ensure_private_dir(path: Path) -> Path:
     for directory in reversed(missing):
         directory.mkdir(mode=0o700, exist_ok=True)
     return path
+
+
+def read_json(path: Path, missing: Any) -> Any:
+    """The JSON value in ``path``: ``missing`` when there is no file, ``None`` when it is not
+    JSON (or not UTF-8); a file that cannot be read is one :class:`ConfigError`."""
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return missing
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        return json.loads(text.decode("utf-8"))
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
+        return None
 
 
 def write_private_json(path: Path, data: Any) -> None:
@@ -33,3 +51,21 @@ def write_private_json(path: Path, data: Any) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path``'s ``.lock`` file while changing ``path``; a
+    home that cannot be written is one :class:`ConfigError`."""
+    import fcntl  # lazy: only a change locks
+
+    try:
+        ensure_private_dir(path.parent)
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}; check IKIGAI_HOME") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

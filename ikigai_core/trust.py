@@ -7,15 +7,10 @@ Trust is keyed by the resolved directory, so a symlink or ``..`` cannot borrow i
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from ikigai_core.errors import ConfigError
-from ikigai_core.statefiles import ensure_private_dir, write_private_json
+from ikigai_core.statefiles import locked, read_json, write_private_json
 
 
 class TrustStore:
@@ -41,16 +36,7 @@ class TrustStore:
         return self._change(directory, add=False)
 
     def _read(self) -> list[str]:
-        try:
-            text = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise ConfigError(f"cannot read {self.path}: {exc.strerror}") from exc
-        try:
-            data = json.loads(text.decode("utf-8"))
-        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
-            data = None
+        data = read_json(self.path, {"trusted": []})
         trusted = data.get("trusted") if isinstance(data, dict) else None
         if not isinstance(trusted, list) or not all(isinstance(d, str) for d in trusted):
             raise ConfigError(
@@ -59,24 +45,9 @@ class TrustStore:
             )
         return trusted
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        try:
-            ensure_private_dir(self.path.parent)
-            fd = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot write {self.path}: {exc.strerror}; check IKIGAI_HOME"
-            ) from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
-
     def _change(self, directory: Path, *, add: bool) -> tuple[Path, bool]:
         resolved = Path(directory).resolve()
-        with self._locked():
+        with locked(self.path):
             trusted = set(self._read())
             was_trusted = str(resolved) in trusted
             (trusted.add if add else trusted.discard)(str(resolved))

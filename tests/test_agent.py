@@ -100,7 +100,7 @@ print(json.dumps({"tag": args.get("tag")}))
 
 
 @pytest.fixture
-def project(tmp_path, isolated_home, fake_server, make_tool):
+def project(approve_all, tmp_path, isolated_home, fake_server, make_tool):
     """A user tools dir with a ``sleep`` tool; returns ``make_agent(**overrides)``."""
     make_tool(isolated_home / "tools", "sleep-tool", schema=SLEEP_SCHEMA, body=SLEEP_BODY)
     environ = {**os.environ, "SCRIPTED_KEY": "k", "SCRIPTED_URL": fake_server.url}

@@ -147,8 +147,9 @@ def test_ask_runs_the_tool_the_model_calls_and_sends_the_envelope_back(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_parallel_calls_with_a_failure_go_back_in_call_order(provider, keys, fake_server,
-                                                             isolated_home, make_tool):
+def test_parallel_calls_with_a_failure_go_back_in_call_order(
+    approve_all, provider, keys, fake_server, isolated_home, make_tool
+):
     make_tool(isolated_home / "tools", "boom-tool", body="sys.exit(3)")
     replies = REPLIES[provider]
     fake_server.push(
@@ -342,7 +343,7 @@ def test_turn_limit_from_the_environment(keys, fake_server, monkeypatch):
 
 @pytest.mark.parametrize(("provider", "stream"), [("openai", False), ("openai", True),
                                                 ("anthropic", True)])
-def test_broken_arguments_and_long_ones_on_the_activity_lines(provider, stream, keys,
+def test_broken_arguments_and_long_ones_on_the_activity_lines(approve_all, provider, stream, keys,
                                                               fake_server):
     long_command = "echo " + "x" * 200
     replies = REPLIES[provider]
@@ -538,7 +539,7 @@ def _running(argv: list[str]) -> Iterator[subprocess.Popen[str]]:
             proc.communicate(timeout=10)
 
 
-def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(keys, fake_server, make_tool,
+def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(approve_all, keys, fake_server, make_tool,
                                                     isolated_home, tmp_path):
     pids = tmp_path / "pids"
     _hang_tool(make_tool, isolated_home, pids)
@@ -553,7 +554,7 @@ def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(keys, fake_server, make_tool
 
 
 def test_ctrl_c_in_chat_cancels_the_turn_and_returns_to_the_prompt(
-    keys, fake_server, make_tool, isolated_home, tmp_path
+    approve_all, keys, fake_server, make_tool, isolated_home, tmp_path
 ):
     pids = tmp_path / "pids"
     _hang_tool(make_tool, isolated_home, pids)

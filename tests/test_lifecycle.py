@@ -126,7 +126,7 @@ def test_a_raising_gate_denies_the_call_and_is_reported(pm, marked):
     assert [n.plugin for n in notices] == ["broken-gate"]
 
 
-def test_after_call_sees_every_call_even_those_that_never_ran(pm, marked):
+def test_after_call_sees_every_call_even_those_that_never_ran(approve_all, pm, marked):
     registry, _ = marked
     recorder = Recorder()
     pm.register(recorder, name="recorder")
@@ -418,8 +418,9 @@ def test_system_prompt_fragments_come_from_plugins_in_call_order(isolated_home, 
     assert system_prompt(app).endswith(f"second\n\nthird\n\nfirst in {tmp_path}")
 
 
-def test_core_embeds_as_a_library_and_prints_nothing(isolated_home, tmp_path, make_tool,
-                                                     fake_server, capfd):
+def test_core_embeds_as_a_library_and_prints_nothing(
+    approve_all, isolated_home, tmp_path, make_tool, fake_server, capfd
+):
     """Discovery, a tool call and an agent turn from Python, with no CLI: nothing printed."""
     from ikigai_core.agent import Agent
     from ikigai_core.conversation import Conversation

@@ -13,6 +13,7 @@ import click
 
 from ikigai_core.agent import Agent, build_request
 from ikigai_core.app import App
+from ikigai_core.commands.approving import approval_options, grants, guard_line, terminal_asker
 from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, report_skipped
 from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
@@ -87,6 +88,7 @@ _agent_options = _options(
     _model_options,
     click.option("--stream/--no-stream", default=True, show_default=True,
                  help="Show the answer as it arrives, or only once each turn is complete."),
+    *approval_options,
     click.option("--max-turns", type=click.IntRange(min=1), metavar="N",
                  help="Stop after N model turns (default: IKIGAI_MAX_TURNS, config.json, 25)."),
 )
@@ -181,15 +183,21 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @_agent_options
 @pass_app
 def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: bool,
-        max_turns: int | None) -> None:
-    """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."""
+        max_turns: int | None, yes: bool, allow: tuple[str, ...]) -> None:
+    """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
+
+    Nobody is asked to approve a call: one that would ask is denied unless --yes or
+    --allow covers it."""
+    from ikigai_core.defaults.approvals import granted
+
     if not prompt.strip():
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
     terminal = _Terminal()
     agent = _agent(app, terminal, provider, model, stream, max_turns)
     agent.registry = _discovered(app, agent.provider)
     try:
-        reply = agent.run(Conversation(system=system_prompt(app)), prompt)
+        with granted(grants(yes, allow)):
+            reply = agent.run(Conversation(system=system_prompt(app)), prompt)
     finally:
         terminal.end_line()
     report_empty(reply)
@@ -199,21 +207,30 @@ def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: 
 @_agent_options
 @pass_app
 def chat(app: App, provider: str | None, model: str | None, stream: bool,
-         max_turns: int | None) -> None:
-    """Talk with the model; /help lists the commands. Reads one message per line from a pipe."""
+         max_turns: int | None, yes: bool, allow: tuple[str, ...]) -> None:
+    """Talk with the model; /help lists the commands. Reads one message per line from a pipe.
+
+    On a terminal, a tool call that needs approval asks you; from a pipe it is denied
+    unless --yes or --allow covers it."""
+    from ikigai_core.defaults.approvals import granted
+
     terminal = _Terminal()
     agent = _agent(app, terminal, provider, model, stream, max_turns)
+    run_grants = grants(yes, allow)
     discovery = app.discovery()
     discovery.start()  # the prompt comes up now; a submit waits for the tools
     interactive = sys.stdin.isatty()
     if interactive:
+        app.ask_user = terminal_asker()
         where = f" in project {app.project}" if app.project else ""
         warn(f"chatting with {agent.provider.name} {agent.model}{where}; /help for commands")
+        warn(guard_line(app, run_grants))
     session = _Chat(app, agent, discovery, terminal)
     try:
-        for line in _lines(interactive, app.home / "history"):
-            if not session.handle(line.strip()):
-                break
+        with granted(run_grants):
+            for line in _lines(interactive, app.home / "history"):
+                if not session.handle(line.strip()):
+                    break
     except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
         click.echo()
     finally:

@@ -165,7 +165,9 @@ def test_hostile_arguments_arrive_byte_identical_on_stdin_only(recorder, tmp_pat
     assert_only_on_stdin(recorder, tmp_path, HOSTILE)
 
 
-def test_hostile_arguments_from_the_model_arrive_on_stdin_only(recorder, tmp_path, fake_server):
+def test_hostile_arguments_from_the_model_arrive_on_stdin_only(
+    approve_all, recorder, tmp_path, fake_server
+):
     replies = REPLIES["anthropic"]
     fake_server.push(replies.reply("", [("c1", "rec", HOSTILE)]), replies.reply("done"))
     proc = ikigai("ask", "--provider", "anthropic", "--no-stream", "go", cwd=tmp_path,

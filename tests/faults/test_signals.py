@@ -70,7 +70,7 @@ def test_signal_during_tool_run_kills_the_whole_group(isolated_home, make_shell_
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_signal_during_parallel_agent_calls_kills_every_group(
-    isolated_home, make_shell_tool, tmp_path, fake_server, sig
+    approve_all, isolated_home, make_shell_tool, tmp_path, fake_server, sig
 ):
     pids = tmp_path / "pids"
     pids.mkdir()

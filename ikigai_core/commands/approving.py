@@ -1,0 +1,143 @@
+"""The command line's side of approvals: ``--yes``/``--allow``, the prompt in ``chat``,
+and the line saying how tools are guarded."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import select
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+import click
+
+from ikigai_core.errors import UsageError
+from ikigai_core.commands.output import printable
+
+if TYPE_CHECKING:
+    from ikigai_core.app import App
+    from ikigai_core.defaults.approvals import Grants
+
+APPROVALS = "ikigai_core.defaults.approvals"
+SANDBOX = "ikigai_core.defaults.sandbox"
+_prompting = threading.Lock()  # concurrent calls ask one after another
+_POLL = 0.1  # seconds between looks at whether a Ctrl-C signal ended the question
+
+approval_options = (
+    click.option("--yes", "-y", is_flag=True, help="Approve every tool call that would ask "
+                 "(a deny rule still denies)."),
+    click.option("--allow", "allow", multiple=True, metavar="TOOL[:CONDITION]",
+                 help="Approve calls of TOOL (a name or glob) for this run, only those meeting "
+                 "CONDITION when given: POINTER~REGEX or POINTER=VALUE, e.g. "
+                 "'bash:/command~^ls( |$)'. Repeatable."),
+)
+
+
+def grants(yes: bool, allow: tuple[str, ...]) -> Grants:
+    """The run's grants from ``--yes`` and ``--allow``; a malformed one is a usage error."""
+    from ikigai_core.defaults.approvals import Grants
+    from ikigai_core.permissions import Rule, parse_condition
+
+    rules = []
+    for spec in allow:
+        tool, _, condition = spec.partition(":")
+        if not tool:
+            raise UsageError(f"--allow {spec!r}: name a tool, e.g. --allow bash")
+        when = (parse_condition(condition),) if condition else ()
+        rules.append(Rule(tool, "allow", when, origin="--allow"))
+    return Grants(yes, tuple(rules))
+
+
+def guard_line(app: App, granted: Grants) -> str:
+    """``sandbox: ...; approvals: ...``, as ``chat`` says when it starts."""
+    from ikigai_core.defaults.sandbox import sandbox_mode
+
+    mode = sandbox_mode(app.settings)
+    if app.pm.is_blocked(SANDBOX):
+        mode = "off (its plugin is disabled)"
+    elif mode != "off":
+        mode += " (network on)" if app.settings.sandbox_network else " (no network)"
+    if app.pm.is_blocked(APPROVALS):
+        approvals = "none, every call runs (its plugin is disabled)"
+    elif granted.yes:
+        approvals = "--yes, every call runs unless a rule denies it"
+    else:
+        approvals = "ask before tools other than file_read, glob and grep, unless a rule decides"
+        if granted.allow:
+            approvals += f"; {len(granted.allow)} --allow grant(s)"
+    return f"sandbox: {mode}; approvals: {approvals}"
+
+
+def terminal_asker() -> Callable[[str], str | None]:
+    """``CallContext.ask_user`` for a person at this terminal: the question on stderr,
+    their line read with Ctrl-C (and Ctrl-D on an empty line) answering ``None``.
+
+    Call it from the main thread: it chains a SIGINT handler so that a Ctrl-C arriving as
+    a signal (typed just before the question) also ends a question a worker is asking.
+    """
+    fd = sys.stdin.fileno()
+    interrupted = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        interrupted.set()
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGINT, on_sigint)
+
+    def ask(question: str) -> str | None:
+        with _prompting:
+            interrupted.clear()
+            return _read_line(fd, question, interrupted)
+
+    return ask
+
+
+def _read_line(fd: int, question: str, interrupted: threading.Event) -> str | None:
+    """Show ``question``, then read one line typed at terminal ``fd``, echoed, with
+    backspace; ``None`` on Ctrl-C, on Ctrl-D on an empty line, or once ``interrupted``.
+
+    The terminal is put in non-canonical mode without signals for the line, so Ctrl-C
+    answers this question rather than interrupting the turn from another thread.
+    """
+    import termios
+
+    saved = termios.tcgetattr(fd)
+    raw = termios.tcgetattr(fd)
+    raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG)
+    raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+    termios.tcsetattr(fd, termios.TCSANOW, raw)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    line = ""
+    try:
+        _echo(printable(question))
+        while True:
+            if interrupted.is_set():
+                _echo("\n")
+                return None
+            if not select.select([fd], [], [], _POLL)[0]:
+                continue
+            byte = os.read(fd, 1)
+            if byte in (b"", b"\x03") or (byte == b"\x04" and not line):
+                _echo("^C\n" if byte == b"\x03" else "\n")
+                return None
+            if byte in (b"\r", b"\n"):
+                _echo("\n")
+                return line
+            if byte in (b"\x7f", b"\x08"):
+                if line:
+                    line = line[:-1]
+                    _echo("\b \b")
+            elif byte >= b" ":
+                piece = decoder.decode(byte)
+                line += piece
+                _echo(piece)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def _echo(text: str) -> None:
+    click.echo(text, nl=False, err=True)

@@ -1,0 +1,194 @@
+"""Default plugin: every tool call the model makes is allowed, asked about, or denied.
+
+What decides, in order (docs/security.md has the whole story):
+
+1. the rules (``ikigai_core.permissions``): the user's, plus a trusted project's ``deny``
+   and ``ask`` rules; a matching ``deny`` wins, else the most specific rule;
+2. without a matching rule, the default: the read-only built-ins (``file_read``, ``glob``,
+   ``grep`` from the system layer) are allowed unless their schema hints otherwise
+   (``readOnlyHint: false`` or ``destructiveHint: true``); every other tool asks;
+3. an ``ask`` is answered by the run's grants (``--yes``, ``--allow``), else by the person
+   at the terminal (``CallContext.ask_user``), else it is a deny saying how to allow.
+
+Calls without a ``call_id`` (``ikigai tool run``: the user's own call) are not judged.
+Every decision is recorded in ``$IKIGAI_HOME/approvals.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from ikigai_core import CallDecision, hookimpl
+from ikigai_core.permissions import (
+    Condition,
+    Rule,
+    RuleStore,
+    deciding_rule,
+    read_rules,
+    record_decision,
+)
+
+if TYPE_CHECKING:
+    import click
+
+    from ikigai_core.lifecycle import CallContext, ToolCallRequest
+
+READ_ONLY_BUILTINS = ("file_read", "glob", "grep")
+"""Built-in tools that only read: allowed without asking."""
+
+ANSWERS = "[y]es once, [a]lways, [n]o (or type why not)"
+_SHELL_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
+_NO_SHELL_SYNTAX = r"( [^;&|`$()<>\\\n]*)?$"  # arguments, but no second command
+
+
+@dataclass(frozen=True)
+class Grants:
+    """What the command line approves for this run: ``--yes`` (everything that would ask)
+    and ``--allow`` rules."""
+
+    yes: bool = False
+    allow: tuple[Rule, ...] = ()
+
+    def covering(self, name: str, arguments: Any) -> str | None:
+        """Which grant approves this call, as said in the record, or ``None``."""
+        for rule in self.allow:
+            if rule.matches(name, arguments):
+                return f"--allow {rule.tool}" + "".join(f":{c}" for c in rule.when)
+        return "--yes" if self.yes else None
+
+
+_grants = Grants()
+
+
+@contextmanager
+def granted(grants: Grants) -> Iterator[None]:
+    """Approve what ``grants`` cover while the block runs (one ``ask`` or ``chat``)."""
+    global _grants
+    _grants, before = grants, _grants
+    try:
+        yield
+    finally:
+        _grants = before
+
+
+@hookimpl
+def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
+    """Allow, ask about, or deny one model-made call, and record the decision."""
+    if request.call_id is None:
+        return None
+    tool, arguments, context = request.tool, request.arguments, request.context
+    rule = deciding_rule(_rules(context), tool.name, arguments)
+    if rule is not None:
+        decision, by = rule.decision, str(rule)
+    else:
+        decision, by = default_decision(tool.name, tool.source, tool.schema), "default"
+    reason = ""
+    if decision == "ask":
+        decision, by, reason = _ask(request, by)
+    elif decision == "deny":
+        reason = f"denied by {by}"
+    _record(context, tool.name, arguments, decision, by, reason)
+    return CallDecision.allow(by) if decision == "allow" else CallDecision.deny(reason)
+
+
+def default_decision(name: str, source: str, schema: Any) -> str:
+    """``allow`` for the system layer's read-only built-ins, unless a hint in the schema's
+    ``annotations`` says the tool writes; ``ask`` for everything else. A ``readOnlyHint``
+    never loosens: it is the tool's own claim."""
+    hints = schema.get("annotations") if isinstance(schema, dict) else None
+    hints = hints if isinstance(hints, dict) else {}
+    writes = hints.get("readOnlyHint") is False or hints.get("destructiveHint") is True
+    return "allow" if source == "system" and name in READ_ONLY_BUILTINS and not writes else "ask"
+
+
+def _rules(context: CallContext) -> list[Rule]:
+    """The user's rules and, in a trusted project, its ``deny`` and ``ask`` rules."""
+    from ikigai_core.trust import TrustStore
+
+    rules = RuleStore(context.home).rules()
+    project = context.cwd / ".ikigai" / "permissions.json"
+    if project.exists() and TrustStore(context.home).is_trusted(context.cwd):
+        for rule in read_rules(project, "project"):
+            if rule.decision == "allow":
+                _tell(context, f"{project}: a project cannot allow tools; ignored its "
+                               f"rule allowing '{rule.tool}'")
+            else:
+                rules.append(rule)
+    return rules
+
+
+def _ask(request: ToolCallRequest, by: str) -> tuple[str, str, str]:
+    """Settle an ``ask``: ``(decision, who decided, reason for the model)``."""
+    tool, arguments, context = request.tool, request.arguments, request.context
+    grant = _grants.covering(tool.name, arguments)
+    if grant is not None:
+        return "allow", grant, ""
+    if context.ask_user is None:
+        how = (f"run again with --yes or --allow {tool.name}, or add a rule: "
+               f"ikigai permissions allow {tool.name}")
+        _tell(context, f"{tool.name} was not run: it needs approval ({by}) and nobody can be "
+                       f"asked; {how}")
+        return "deny", "nobody to ask", "it needs the user's approval and nobody can be asked"
+    shown = json.dumps(arguments, ensure_ascii=False, indent=1)
+    answer = context.ask_user(f"Allow {tool.name} {shown}?\n{ANSWERS}: ")
+    if answer is None:
+        return "deny", "user (Ctrl-C)", "the user declined the call"
+    word = answer.strip()
+    if word.lower() in ("y", "yes"):
+        return "allow", "user", ""
+    if word.lower() in ("a", "always"):
+        rule = _remember(context, tool.name, arguments)
+        return "allow", f"user, always ({rule})", ""
+    why = "" if word.lower() in ("", "n", "no") else f": {word}"
+    return "deny", "user", f"the user declined the call{why}"
+
+
+def _remember(context: CallContext, name: str, arguments: Any) -> Rule:
+    """Store the ``allow`` rule an "always" answer stands for, and say which it is."""
+    rule = RuleStore(context.home).add(name, "allow", suggested_conditions(arguments))
+    _tell(context, f"stored {rule}; revoke it with `ikigai permissions remove {rule.id}`",
+          kind="info")
+    return rule
+
+
+def suggested_conditions(arguments: Any) -> tuple[Condition, ...]:
+    """What "always" covers: for a shell ``command``, the same program with any arguments
+    but no second command (no ``;``, ``&``, ``|``, ``$``, backticks, redirections);
+    for any other tool, every call."""
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    words = command.split() if isinstance(command, str) else []
+    if not words:
+        return ()
+    if not _SHELL_WORD.fullmatch(words[0]):
+        return (Condition("/command", equals=command),)
+    return (Condition("/command", regex=f"^{re.escape(words[0])}{_NO_SHELL_SYNTAX}"),)
+
+
+def _tell(context: CallContext, message: str, kind: str = "warning") -> None:
+    if context.notices is not None:
+        context.notices.report(message, plugin=__name__, kind=kind)
+
+
+def _record(context: CallContext, name: str, arguments: Any, decision: str, by: str,
+            reason: str) -> None:
+    entry = {"tool": name, "arguments": arguments, "decision": decision, "by": by,
+             "cwd": str(context.cwd)}
+    if reason:
+        entry["reason"] = reason
+    try:
+        record_decision(context.home, entry)
+    except OSError as exc:
+        _tell(context, f"cannot record the decision in {context.home / 'approvals.jsonl'}: "
+                       f"{exc.strerror}; continuing")
+
+
+@hookimpl
+def ikigai_commands() -> Sequence[click.Command]:
+    """``ikigai permissions``: list, add and remove rules."""
+    from ikigai_core.commands.permissions import permissions
+
+    return [permissions]

@@ -1,0 +1,92 @@
+"""Default plugin: run every tool process under bubblewrap (``sandbox``, ``IKIGAI_SANDBOX``).
+
+- ``off`` (default): nothing changes.
+- ``read-only``: the whole filesystem is mounted read-only; no network.
+- ``workspace-write``: the same, except the working directory and a private ``/tmp`` are
+  writable; ``$IKIGAI_HOME`` and the project's ``.ikigai`` and ``.git`` stay read-only (a tool
+  cannot grant itself permissions or plant a hook).
+
+``sandbox_network: true`` keeps the network. A mode set while ``bwrap`` is missing or cannot
+run here is an error naming the Debian package: no tool runs unsandboxed by surprise.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from ikigai_core import hookimpl
+from ikigai_core.errors import ConfigError, IkigaiError
+
+if TYPE_CHECKING:
+    from ikigai_core.config import Settings
+    from ikigai_core.lifecycle import CallContext, ProcessSpec
+
+MODES = ("off", "read-only", "workspace-write")
+PACKAGE = "bubblewrap"
+PROBE_TIMEOUT = 5.0
+_BASE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+         "--unshare-pid", "--unshare-ipc", "--die-with-parent")
+
+
+class SandboxUnavailable(IkigaiError):
+    """A sandbox mode is set but bubblewrap cannot run here: no tool may run."""
+
+
+def sandbox_mode(settings: Settings) -> str:
+    """The configured mode, checked (a misspelt mode is an error, not ``off``)."""
+    if settings.sandbox not in MODES:
+        raise ConfigError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}; "
+                          "fix IKIGAI_SANDBOX or 'sandbox' in config.json")
+    return settings.sandbox
+
+
+@hookimpl(trylast=True)
+def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
+    """Wrap ``spec.argv`` in ``bwrap`` for the configured mode (last, after other plugins)."""
+    mode = sandbox_mode(context.settings)
+    if mode == "off":
+        return
+    bwrap = usable_bwrap()
+    workdir = Path(spec.cwd or context.cwd).resolve()
+    spec.argv = [bwrap, *bwrap_args(mode, workdir, context.home.resolve(),
+                                    network=context.settings.sandbox_network), "--",
+                 *spec.argv]
+
+
+def bwrap_args(mode: str, workdir: Path, home: Path, *, network: bool) -> list[str]:
+    """bubblewrap's options for ``mode`` (``read-only`` or ``workspace-write``)."""
+    args = list(_BASE)
+    if not network:
+        args.append("--unshare-net")
+    if mode == "workspace-write":
+        args += ["--tmpfs", "/tmp", "--bind", str(workdir), str(workdir)]
+        for protected in (home, workdir / ".ikigai", workdir / ".git"):
+            args += ["--ro-bind-try", str(protected), str(protected)]
+    return [*args, "--chdir", str(workdir)]
+
+
+@lru_cache(maxsize=1)
+def usable_bwrap() -> str:
+    """The path of a ``bwrap`` that can build a sandbox here, tried once per process."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        _refuse("bwrap is not installed")
+    try:
+        probe = subprocess.run([bwrap, *_BASE, "--unshare-net", "true"], capture_output=True,
+                               timeout=PROBE_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        _refuse(f"bwrap cannot run ({exc})")
+    if probe.returncode != 0:
+        why = " ".join(probe.stderr.decode(errors="replace").split()) or f"exit {probe.returncode}"
+        _refuse(f"bwrap cannot build a sandbox here ({why})")
+    return bwrap
+
+
+def _refuse(why: str) -> NoReturn:
+    raise SandboxUnavailable(
+        f"a sandbox is configured but {why}: no tool will run. Install the Debian package "
+        f"{PACKAGE} (apt-get install {PACKAGE}), or set IKIGAI_SANDBOX=off")

@@ -1,0 +1,113 @@
+"""The environment policy: provider keys never reach a tool; ``tool_env`` shapes the rest."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ikigai_core.defaults.tool_env import filter_env, provider_key_vars
+from ikigai_core.errors import ConfigError
+from tests.support.replies import REPLIES
+from tests.test_cli_agent import KEY_VARS, SECRET, invoke, keys, offline, sent_results  # noqa: F401
+
+PRINT_ENV = "print(json.dumps({'env': dict(os.environ)}))"
+
+pytestmark = pytest.mark.usefixtures("offline", "keys")
+
+
+@pytest.fixture
+def env_tool(isolated_home, make_tool):
+    """A user tool answering with the environment it was given."""
+    make_tool(isolated_home / "tools", "env-tool", body=PRINT_ENV)
+
+
+def test_a_tool_never_sees_provider_keys_but_sees_its_own_variable(
+    env_tool, fake_server, monkeypatch
+):
+    monkeypatch.setenv("GOOGLE_API_KEY", SECRET)
+    monkeypatch.setenv("ENV_TOOL_TOKEN", "the tool's own")
+    replies = REPLIES["anthropic"]
+    fake_server.push(replies.reply(calls=[("c1", "env", {})]), replies.reply("Done."))
+    result = invoke("ask", "--yes", "--provider", "anthropic", "--no-stream", "env?")
+    assert result.exit_code == 0, result.stderr
+    [(_, envelope)] = sent_results("anthropic", fake_server.requests[1].json)
+    seen = envelope["result"]["env"]
+    assert seen["ENV_TOOL_TOKEN"] == "the tool's own"
+    assert not set(seen) & {*KEY_VARS.values(), "GOOGLE_API_KEY"}
+    assert SECRET not in json.dumps(envelope)
+
+
+def test_bash_env_shows_no_key():
+    result = invoke("tool", "run", "bash", '{"command": "env"}')
+    assert result.exit_code == 0 and "PATH=" in result.stdout
+    assert SECRET not in result.stdout
+
+
+@pytest.mark.parametrize(("policy", "kept"), [
+    ({}, {"HOME", "PATH", "LC_ALL", "AWS_TOKEN", "IKIGAI_MAX_OUTPUT_BYTES"}),
+    ({"inherit": "core"}, {"HOME", "PATH", "LC_ALL", "IKIGAI_MAX_OUTPUT_BYTES"}),
+    ({"inherit": "core", "include": ["AWS_*", "OPENAI_API_KEY"]},
+     {"HOME", "PATH", "LC_ALL", "AWS_TOKEN", "OPENAI_API_KEY", "IKIGAI_MAX_OUTPUT_BYTES"}),
+    ({"inherit": "none"}, {"IKIGAI_MAX_OUTPUT_BYTES"}),
+    ({"exclude": ["AWS_*", "LC_*"]}, {"HOME", "PATH", "IKIGAI_MAX_OUTPUT_BYTES"}),
+])
+def test_tool_env_inherit_then_exclude_then_include(policy, kept):
+    env = {name: "x" for name in ("HOME", "PATH", "LC_ALL", "AWS_TOKEN", "OPENAI_API_KEY",
+                                  "ACME_KEY", "IKIGAI_MAX_OUTPUT_BYTES")}
+    assert set(filter_env(env, policy, ["OPENAI_API_KEY", "ACME_KEY"])) == kept
+
+
+@pytest.mark.parametrize(("policy", "words"), [
+    ({"inherit": "some"}, "'tool_env.inherit' must be one of all, core, none"),
+    ({"exclude": "AWS_*"}, "'tool_env.exclude' must be a list"),
+    ({"include": [1]}, "'tool_env.include' must be a list"),
+    ({"inherit": "all", "set": {}}, "unknown key 'set'"),
+])
+def test_a_bad_tool_env_is_one_line(policy, words, isolated_home):
+    with pytest.raises(ConfigError, match=words):
+        filter_env({}, policy, [])
+    (isolated_home / "config.json").write_text(json.dumps({"tool_env": policy}))
+    result = invoke("tool", "run", "bash", '{"command": "true"}')
+    assert result.exit_code == 1 and words in result.stderr
+
+
+def test_tool_env_from_config_reaches_tool_run(isolated_home, monkeypatch):
+    monkeypatch.setenv("MY_SETTING", "kept")
+    monkeypatch.setenv("OTHER_SETTING", "dropped")
+    (isolated_home / "config.json").write_text(json.dumps(
+        {"tool_env": {"inherit": "core", "include": ["MY_*"]}}))
+    result = invoke("tool", "run", "bash", '{"command": "env"}')
+    assert "MY_SETTING=kept" in result.stdout and "OTHER_SETTING" not in result.stdout
+
+
+PROVIDER = """
+from ikigai_core import hookimpl
+
+class Acme:
+    name = "acme"
+    default_model = "m"
+    api_key_env = ("ACME_API_KEY",)
+    base_url_env = "ACME_BASE_URL"
+    def tool_schema(self, tool): return {}
+    def request_body(self, *a, **k): return {}
+    def http_request(self, *a, **k): return None
+    def parse_response(self, body): return None
+    def parse_stream(self, events): return None
+    def error_message(self, status, body, *, model, key_env): return ""
+    def prepare_arguments(self, tool, arguments): return dict(arguments)
+
+@hookimpl
+def ikigai_provider_serializers():
+    return [Acme()]
+"""
+
+
+def test_a_provider_plugin_declares_its_key_variable(site):
+    site("ikigai-provider-acme", "acme", PROVIDER)
+    provider_key_vars.cache_clear()
+    try:
+        found = provider_key_vars()
+    finally:
+        provider_key_vars.cache_clear()
+    assert "ACME_API_KEY" in found and "OPENAI_API_KEY" in found and "GOOGLE_API_KEY" in found
