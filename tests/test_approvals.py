@@ -86,7 +86,7 @@ def test_an_allow_matching_only_ls_runs_ls_and_not_rm(how, fake_server, victim,
     listed, removed = envelopes(fake_server)
     assert listed["result"]["output"].strip() == "precious.txt"
     assert removed["error_code"] == "TOOL_DENIED"
-    assert [e["decision"] for e in decisions(isolated_home)] == ["allow", "deny"]
+    assert sorted(e["decision"] for e in decisions(isolated_home)) == ["allow", "deny"]
 
 
 def test_a_deny_rule_wins_over_yes_and_over_a_more_specific_allow(fake_server, victim):
