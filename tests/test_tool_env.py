@@ -82,20 +82,20 @@ def test_tool_env_from_config_reaches_tool_run(isolated_home, monkeypatch):
 
 
 PROVIDER = """
-from ikigai_core import hookimpl
+from ikigai_core import Provider, hookimpl
 
-class Acme:
+class Acme(Provider):
     name = "acme"
     default_model = "m"
     api_key_env = ("ACME_API_KEY",)
     base_url_env = "ACME_BASE_URL"
+    default_base_url = "http://127.0.0.1:9"
+    path = "/v1"
+
     def tool_schema(self, tool): return {}
     def request_body(self, *a, **k): return {}
-    def http_request(self, *a, **k): return None
     def parse_response(self, body): return None
     def parse_stream(self, events): return None
-    def error_message(self, status, body, *, model, key_env): return ""
-    def prepare_arguments(self, tool, arguments): return dict(arguments)
 
 @hookimpl
 def ikigai_provider_serializers():

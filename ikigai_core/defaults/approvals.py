@@ -107,17 +107,20 @@ def default_decision(name: str, source: str, schema: Any) -> str:
 
 def _rules(context: CallContext) -> list[Rule]:
     """The user's rules and, in a trusted project, its ``deny`` and ``ask`` rules."""
+    from ikigai_core.project import find_project
     from ikigai_core.trust import TrustStore
 
     rules = RuleStore(context.home).rules()
-    project = context.cwd / ".ikigai" / "permissions.json"
-    if project.exists() and TrustStore(context.home).is_trusted(context.cwd):
-        for rule in read_rules(project, "project"):
-            if rule.decision == "allow":
-                _tell(context, f"{project}: a project cannot allow tools; ignored its "
-                               f"rule allowing '{rule.tool}'")
-            else:
-                rules.append(rule)
+    project = find_project(context.cwd, ikigai_home=context.home)
+    if project is None or not TrustStore(context.home).is_trusted(project):
+        return rules
+    path = project / ".ikigai" / "permissions.json"
+    for rule in read_rules(path, "project"):
+        if rule.decision == "allow":
+            _tell(context, f"{path}: a project cannot allow tools; ignored its rule "
+                           f"allowing '{rule.tool}'")
+        else:
+            rules.append(rule)
     return rules
 
 
