@@ -83,7 +83,7 @@ def test_ikigai_ask_streams_from_it_with_the_host_alone(fake_server, tmp_path):
            "IKIGAI_PROVIDER": "ollama"}
     for var in ("OLLAMA_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY"):
         env.pop(var, None)
-    proc = subprocess.run([str(IKIGAI), "ask", "say hi"], capture_output=True, text=True,
+    proc = subprocess.run([str(IKIGAI), "ask", "--yes", "say hi"], capture_output=True, text=True,
                           timeout=60, env=env, cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "It said hi.\n"), proc.stderr
     [tool_message] = [m for m in fake_server.requests[1].json["messages"] if m["role"] == "tool"]
