@@ -12,7 +12,8 @@ branch to follow goes into the description, so the model still reads it. ``not``
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ikigai_core.schema_tools import describe, describe_dropped, merge_into, resolved
 

@@ -9,7 +9,8 @@ users met them.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 # https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#specifying-client-tools
 # "name: The name of the tool. Must match the regex ^[a-zA-Z0-9_-]{1,64}$."

@@ -8,7 +8,8 @@ OpenAPI 3.0 (https://ai.google.dev/api/caching#Schema).
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core.schema_tools import walk
 

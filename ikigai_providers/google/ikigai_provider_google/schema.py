@@ -22,7 +22,8 @@ rewritten into that subset, keeping its meaning where the subset cannot say it:
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core.schema_tools import (
     ANNOTATIONS,

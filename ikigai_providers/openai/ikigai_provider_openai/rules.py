@@ -9,7 +9,8 @@ uses (https://platform.openai.com/docs/guides/function-calling#strict-mode).
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core.schema_tools import walk
 

@@ -16,7 +16,8 @@ with ``strict: false``; see ``rules.py`` for the documented rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core.schema_tools import (
     ANNOTATIONS,
