@@ -201,35 +201,35 @@ class _Exchange:
         """POST until a success, a final error or the last retry."""
         import httpx
 
-        with httpx.Client(timeout=self.limits) as client:
-            attempt = 0
-            while True:
-                try:
-                    with client.stream(
-                        "POST", self.request.url, headers=dict(self.request.headers),
-                        json=self.request.body,
-                    ) as response:
-                        if response.is_success:
-                            return self._read(response, stream, on_text)
-                        content = response.read()
-                        if attempt >= max_retries or not is_retryable(response.status_code):
-                            message = self.provider.error_message(
-                                response.status_code, content, model=self.model,
-                                key_env=self.key_env,
-                            )
-                            raise ProviderError(name_tools(message, self.provider, self.tools))
-                        wait = retry_delay(response.headers, attempt)
-                except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
-                        httpx.WriteError) as exc:
-                    if attempt >= max_retries:
-                        raise self._no_response(exc) from exc
-                    wait = retry_delay({}, attempt)
-                except httpx.TimeoutException as exc:
-                    raise self._timed_out(exc) from exc
-                except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-                    raise self._unreachable(str(exc)) from exc
-                attempt += 1
-                time.sleep(wait)
+        client = _client(self.provider.name, self.request.url)
+        attempt = 0
+        while True:
+            try:
+                with client.stream(
+                    "POST", self.request.url, headers=dict(self.request.headers),
+                    json=self.request.body, timeout=self.limits,
+                ) as response:
+                    if response.is_success:
+                        return self._read(response, stream, on_text)
+                    content = response.read()
+                    if attempt >= max_retries or not is_retryable(response.status_code):
+                        message = self.provider.error_message(
+                            response.status_code, content, model=self.model,
+                            key_env=self.key_env,
+                        )
+                        raise ProviderError(name_tools(message, self.provider, self.tools))
+                    wait = retry_delay(response.headers, attempt)
+            except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
+                    httpx.WriteError) as exc:
+                if attempt >= max_retries:
+                    raise self._no_response(exc) from exc
+                wait = retry_delay({}, attempt)
+            except httpx.TimeoutException as exc:
+                raise self._timed_out(exc) from exc
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+                raise self._unreachable(str(exc)) from exc
+            attempt += 1
+            time.sleep(wait)
 
     def _read(
         self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None
@@ -321,6 +321,30 @@ def name_tools(message: str, provider: Provider, tools: Sequence[Tool]) -> str:
         return message
     which = "; ".join(f"tool {i} is '{name}'" for i, name in named)
     return f"{message} ({which}; see `ikigai tool check {named[0][1]}`)"
+
+
+_CLIENTS: dict[tuple[str, bool], httpx.Client] = {}
+
+
+def _client(provider: str, url: str) -> httpx.Client:
+    """The process's HTTP client for ``provider``, made on its first turn and kept.
+
+    Later turns reuse it and its open connections. A ``http://`` endpoint (a local server)
+    gets a client whose TLS context trusts nothing: it never speaks TLS, and building the
+    default context (loading every CA certificate) cost about 20 ms a turn.
+    """
+    import httpx
+
+    plain = url.startswith("http://")
+    client = _CLIENTS.get((provider, plain))
+    if client is None:
+        transport = None
+        if plain:
+            import ssl
+
+            transport = httpx.HTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+        client = _CLIENTS[(provider, plain)] = httpx.Client(transport=transport)
+    return client
 
 
 def _is_json(response: httpx.Response) -> bool:

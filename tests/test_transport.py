@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator, Mapping
 import httpx
 import pytest
 
+from ikigai_core import transport
 from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, UserMessage
 from ikigai_core.errors import ProviderError, UsageError
 from ikigai_core.providers import Provider
@@ -404,3 +405,34 @@ def test_retry_delay_uses_the_clock_by_default():
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 25 <= retry_delay({"retry-after": later}, 0) <= 30
 
+
+
+# -- One client per provider --------------------------------------------------
+
+
+def test_turns_share_one_client_per_provider(fake_server, monkeypatch):
+    made = []
+    real = httpx.Client
+
+    def counting(*args, **kwargs):
+        made.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transport, "_CLIENTS", {})
+    monkeypatch.setattr(httpx, "Client", counting)
+    fake_server.push(json_reply({"text": "one"}), json_reply({"text": "two"}))
+    assert turn(fake_server.url).text == "one"
+    assert turn(fake_server.url).text == "two"
+    assert len(made) == 1
+
+
+def test_a_plain_http_endpoint_loads_no_certificates(fake_server, monkeypatch):
+    import ssl
+
+    loaded = []
+    monkeypatch.setattr(transport, "_CLIENTS", {})
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations",
+                        lambda self, *args, **kwargs: loaded.append(args))
+    fake_server.push(json_reply({"text": "hello"}))
+    assert turn(fake_server.url).text == "hello"
+    assert loaded == []
