@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ikigai_core.config import Settings
 
 MAX_PARALLEL_SCHEMA_CALLS = 64
+"""Threads waiting to start ``--schema`` calls; how many run at once is :class:`_Gate`'s."""
 LAST_LINE_SHOWN = 200
 """Characters of a crashed ``--schema``'s last stderr line given as the reason it is skipped."""
 
@@ -122,18 +123,70 @@ class SchemaAnswer:
     problem: str = ""
     """Why the tool cannot be used (shown as the reason it is skipped)."""
     transient: bool = False
-    """The problem may not hold next time (a timeout, a signal, a tool that could not
-    start, a cancelled discovery): never cached, so the next run asks again."""
+    """The problem may not hold next time (a signal, a tool that could not start, a
+    cancelled discovery, a timeout while starved of processor time): never cached, so the
+    next run asks again. Any other timeout is the tool's own: cached like any answer."""
+    starved: bool = False
+    """It timed out after waiting for a processor for a good part of its budget: it is
+    asked once more, alone."""
 
     @classmethod
-    def unusable(cls, problem: str, *, transient: bool = False) -> SchemaAnswer:
+    def unusable(cls, problem: str, *, transient: bool = False,
+                 starved: bool = False) -> SchemaAnswer:
         """No schema, because of ``problem``."""
-        return cls(problem=problem, transient=transient)
+        return cls(problem=problem, transient=transient or starved, starved=starved)
+
+
+STARVED = 0.25
+"""Share of the schema budget spent waiting for a processor that earns a timeout a retry."""
+
+
+def processors() -> int:
+    """How many processors this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class _Gate:
+    """Lets ``--schema`` calls start as the machine can run them: no more at once than there
+    are processors, counting only calls whose process is running or waiting for a processor.
+    A call that sleeps or hangs holds none, so fifty hanging tools still time out together,
+    while fifty Python start-ups on two processors take turns instead of spending their time
+    budgets waiting for one."""
+
+    def __init__(self) -> None:
+        self.limit = processors()
+        self.pids: dict[int, int | None] = {}  # thread -> its process, None until it starts
+        self.changed = threading.Condition()
+
+    def _busy(self) -> int:
+        from ikigai_core.process import is_running
+
+        return sum(1 for pid in self.pids.values() if pid is None or is_running(pid))
+
+    def __enter__(self) -> Callable[[int], None]:
+        with self.changed:
+            while self._busy() >= self.limit:
+                self.changed.wait(0.01)
+            self.pids[threading.get_ident()] = None
+        return self._started
+
+    def _started(self, pid: int) -> None:
+        with self.changed:
+            self.pids[threading.get_ident()] = pid
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self.changed:
+            del self.pids[threading.get_ident()]
+            self.changed.notify_all()
 
 
 def ask_schema(
     candidate: ToolCandidate, settings: Settings,
     prepare_process: Callable[[ProcessSpec], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> SchemaAnswer:
     """Run ``TOOL --schema`` (stdin /dev/null, stderr drained and dropped), as
     ``prepare_process`` (the ``ikigai_tool_process`` hook) leaves its command line.
@@ -156,13 +209,15 @@ def ask_schema(
             cwd=spec.cwd,
             env=spec.env,
             kill_grace=0,  # a timed-out --schema has nothing worth saving: SIGKILL at once
+            on_start=on_start,
         )
     except OSError as exc:
         return SchemaAnswer.unusable(
             f"cannot run --schema: {start_failure(spec.argv[0], exc)}", transient=True)
     if ran.timed_out:
         return SchemaAnswer.unusable(
-            f"--schema timed out after {settings.schema_timeout:g} s", transient=True)
+            f"--schema timed out after {settings.schema_timeout:g} s",
+            starved=ran.starved >= STARVED * settings.schema_timeout)
     if ran.overflowed:
         return SchemaAnswer.unusable(
             f"--schema printed more than {settings.schema_max_bytes} bytes")
@@ -275,9 +330,11 @@ def discover(
     """Scan every source and build the registry.
 
     Schemas come from the cache when the tool file is unchanged, unless ``refresh``;
-    all the others are asked for in parallel, each under the schema time and size budget,
-    with their command line as ``prepare_process`` leaves it. Once ``cancelled`` is set,
-    no further ``--schema`` call starts. Broken plugins are reported in ``notices``.
+    all the others are asked for in parallel (as many at once as the machine can run, see
+    :class:`_Gate`), each under the schema time and size budget, with their command line as
+    ``prepare_process`` leaves it; a call that timed out while starved of processor time is
+    asked once more alone. Once ``cancelled`` is set, no further ``--schema`` call starts.
+    Broken plugins are reported in ``notices``.
     """
     notices = Notices() if notices is None else notices
     cache = SchemaCache(home)
@@ -297,10 +354,18 @@ def discover(
     if to_ask:
         from concurrent.futures import ThreadPoolExecutor  # lazy: a warm cache asks nothing
 
+        gate = _Gate()
+
+        def ask(job: tuple[ToolSource, ToolCandidate, list[int] | None]) -> Any:
+            with gate as started:
+                return _ask(job[1], settings, cancelled, prepare_process, started)
+
         workers = min(len(to_ask), MAX_PARALLEL_SCHEMA_CALLS)
         with ThreadPoolExecutor(workers, thread_name_prefix="ikigai-schema") as pool:
-            answers = list(pool.map(
-                lambda job: _ask(job[1], settings, cancelled, prepare_process), to_ask))
+            answers = list(pool.map(ask, to_ask))
+        answers = [_ask(job[1], settings, cancelled, prepare_process)  # once more, alone
+                   if answer.starved else answer
+                   for job, answer in zip(to_ask, answers, strict=True)]
         for (source, candidate, key), answer in zip(to_ask, answers, strict=True):
             _record(source, candidate, answer, found, skipped)
             if candidate.path is not None and not answer.transient:
@@ -334,10 +399,11 @@ def _known_answer(
 def _ask(
     candidate: ToolCandidate, settings: Settings, cancelled: threading.Event | None,
     prepare_process: Callable[[ProcessSpec], None] | None,
+    on_start: Callable[[int], None] | None = None,
 ) -> SchemaAnswer:
     if cancelled is not None and cancelled.is_set():
         return SchemaAnswer.unusable("discovery was cancelled", transient=True)
-    return ask_schema(candidate, settings, prepare_process)
+    return ask_schema(candidate, settings, prepare_process, on_start)
 
 
 def _record(

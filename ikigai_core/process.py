@@ -38,6 +38,8 @@ class ProcessResult:
     :param timed_out: the time budget ran out and the group was killed.
     :param overflowed: stdout exceeded ``max_stdout``: reading stopped, the group was killed.
     :param elapsed: seconds from start to reaped.
+    :param starved: on a timeout, seconds the process had been waiting for a processor
+        (Linux; 0 elsewhere): a busy machine, not a slow tool, may have spent its budget.
     """
 
     exit_code: int
@@ -46,6 +48,7 @@ class ProcessResult:
     timed_out: bool
     overflowed: bool
     elapsed: float
+    starved: float = 0.0
 
 
 def run_process(
@@ -58,8 +61,11 @@ def run_process(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     kill_grace: float = KILL_GRACE,
+    on_start: Callable[[int], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` with ``stdin`` (``None``: /dev/null) and collect what it prints.
+
+    ``on_start(pid)`` is called once the process exists.
 
     Returns as soon as the main process exits; its process group is then sent SIGTERM,
     and SIGKILL follows in the background for survivors. On timeout or stdout overflow
@@ -68,7 +74,6 @@ def run_process(
     (KeyboardInterrupt, SystemExit, ...) the group is killed and the exception re-raised.
     Raises ``OSError`` only when the process cannot be started.
     """
-    start = time.monotonic()
     with selectors.DefaultSelector() as selector:
         proc = subprocess.Popen(
             argv,
@@ -81,6 +86,9 @@ def run_process(
             close_fds=True,
             start_new_session=True,
         )
+        start = time.monotonic()  # the budget starts with the process, not with the fork
+        if on_start is not None:
+            on_start(proc.pid)
         run = _Run(proc, selector, max_stdout=max_stdout, max_stderr=max_stderr,
                    kill_grace=kill_grace)
         with _live_lock:
@@ -104,7 +112,30 @@ def run_process(
         timed_out=run.timed_out,
         overflowed=run.overflowed,
         elapsed=time.monotonic() - start,
+        starved=run.starved,
     )
+
+
+def is_running(pid: int) -> bool:
+    """Whether process ``pid`` is running or waiting for a processor (state ``R`` in Linux's
+    ``/proc/PID/stat``); True where that cannot be read, so callers stay on the safe side."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rpartition(b")")[2].split()[0] == b"R"
+    except FileNotFoundError:  # gone, unless there is no /proc at all
+        return not os.path.isdir("/proc/self")
+    except (OSError, IndexError):
+        return True
+
+
+def _run_delay(pid: int) -> float:
+    """Seconds process ``pid`` has spent runnable but waiting for a processor (Linux's
+    ``/proc/PID/schedstat``); 0 where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as file:
+            return int(file.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def start_failure(program: str, exc: OSError) -> str:
@@ -187,6 +218,7 @@ class _Run:
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.timed_out = self.overflowed = self.exited = False
+        self.starved = 0.0
         self.pending = memoryview(b"")
         self.pidfd: int | None = None
         self.readers: dict[int, Callable[[bytes], None]] = {}
@@ -216,6 +248,7 @@ class _Run:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.timed_out = True
+                self.starved = _run_delay(self.proc.pid)
                 return
             self._dispatch(min(remaining, _MAX_WAIT if self.pidfd is not None else _POLL_INTERVAL))
             if self.pidfd is None and self.proc.poll() is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ikigai_core import SkippedTool, ToolCandidate, ToolScan, hookimpl
+from ikigai_core import discovery, process
 from ikigai_core.config import Settings
 from ikigai_core.notices import Notices
 from ikigai_core.discovery import (
@@ -222,7 +223,8 @@ def test_missing_directory_holds_no_tools(tmp_path):
     assert DirectorySource(tmp_path / "file" / "sub", name="x", precedence=0).scan() == ToolScan()
 
 
-def test_schema_calls_run_in_parallel(pm, isolated_home, make_tool, tmp_path):
+def test_schema_calls_run_in_parallel(pm, isolated_home, make_tool, tmp_path, monkeypatch):
+    monkeypatch.setattr(discovery, "processors", lambda: 20)  # as on a 20-processor machine
     for i in range(20):
         make_tool(user_tools(isolated_home), f"slow{i}-tool",
                   schema_body=f"time.sleep(0.5); print(json.dumps({schema_for('s')!r}))")
@@ -249,7 +251,7 @@ def test_warm_cache_asks_no_schema_and_changed_files_are_asked_again(
     assert log.read_text() == "xxx"
 
 
-def test_cached_failure_is_not_asked_again_but_timeouts_and_signals_are(
+def test_cached_failure_is_not_asked_again_but_signals_are(
     pm, isolated_home, make_tool, tmp_path
 ):
     log = tmp_path / "asked.log"
@@ -257,14 +259,78 @@ def test_cached_failure_is_not_asked_again_but_timeouts_and_signals_are(
               schema_body=f"open({str(log)!r}, 'a').write('b'); print('nope')")
     make_tool(user_tools(isolated_home), "exits-tool",
               schema_body=f"open({str(log)!r}, 'a').write('e'); sys.exit(2)")
-    make_tool(user_tools(isolated_home), "slow-tool",
-              schema_body=f"open({str(log)!r}, 'a').write('s'); time.sleep(5)")
     make_tool(user_tools(isolated_home), "killed-tool",
               schema_body=f"open({str(log)!r}, 'a').write('k'); os.kill(os.getpid(), 9)")
     for _ in range(2):
-        registry = run(pm, isolated_home, tmp_path, schema_timeout=0.3)
-        assert not {"broken", "exits", "slow", "killed"} & set(registry)
-    assert sorted(log.read_text()) == ["b", "e", "k", "k", "s", "s"]
+        registry = run(pm, isolated_home, tmp_path)
+        assert not {"broken", "exits", "killed"} & set(registry)
+    assert sorted(log.read_text()) == ["b", "e", "k", "k"]
+
+
+def test_a_timeout_starved_of_processor_time_is_asked_again_alone(
+    pm, isolated_home, make_tool, tmp_path, monkeypatch
+):
+    log = tmp_path / "asked.log"
+    make_tool(user_tools(isolated_home), "unlucky-tool", schema_body=f"""
+        open({str(log)!r}, 'a').write('u')
+        if len(open({str(log)!r}).read()) == 1:
+            time.sleep(5)
+        print(json.dumps({schema_for("unlucky")!r}))""")
+    make_tool(user_tools(isolated_home), "other-tool")
+    monkeypatch.setattr(process, "_run_delay", lambda pid: 0.4)  # as if it waited for a CPU
+    assert "unlucky" in run(pm, isolated_home, tmp_path, schema_timeout=0.5)
+    assert log.read_text() == "uu"
+
+
+def test_a_tool_slow_on_its_own_is_skipped_once_and_not_asked_again(
+    pm, isolated_home, make_tool, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(process, "_run_delay", lambda pid: 0.0)  # it never waited for a CPU
+    log = tmp_path / "asked.log"
+    make_tool(user_tools(isolated_home), "slow-tool",
+              schema_body=f"open({str(log)!r}, 'a').write('s'); time.sleep(5)")
+    make_tool(user_tools(isolated_home), "other-tool")
+    registry = run(pm, isolated_home, tmp_path, schema_timeout=0.3)
+    assert "slow" not in registry and "other" in registry
+    assert log.read_text() == "s"  # it slept: no processor was wanting, no retry
+    registry = run(pm, isolated_home, tmp_path, schema_timeout=0.3)  # warm: asks nothing
+    assert log.read_text() == "s"
+    [skipped] = [s for s in registry.skipped if s.name == "slow"]
+    assert "timed out after 0.3 s" in skipped.reason
+
+
+def test_schema_calls_beyond_the_processors_wait_for_a_spare_one(
+    pm, isolated_home, make_tool, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(discovery, "processors", lambda: 2)
+    log = tmp_path / "spans.log"
+    for n in range(6):  # each keeps a processor busy for 0.3 s
+        make_tool(user_tools(isolated_home), f"t{n}-tool", schema_body=f"""
+            start = time.time()
+            while time.time() < start + 0.3:
+                pass
+            open({str(log)!r}, 'a').write(f"{{start}} {{time.time()}}\\n")
+            print(json.dumps({schema_for(f"t{n}")!r}))""")
+    assert len([n for n in run(pm, isolated_home, tmp_path) if n.startswith("t")]) == 6
+    spans = [tuple(map(float, line.split())) for line in log.read_text().splitlines()]
+    busiest = max(sum(1 for s, e in spans if s <= start < e) for start, _ in spans)
+    assert busiest <= 2
+
+
+def test_a_sleeping_process_is_not_running_and_a_gone_one_neither():
+    from ikigai_core.process import is_running
+
+    sleeper = subprocess.Popen(["sleep", "5"])
+    try:
+        deadline = time.monotonic() + 10
+        while is_running(sleeper.pid):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert not is_running(sleeper.pid)
+    assert is_running(os.getpid()) and discovery.processors() >= 1
 
 
 def test_corrupt_cache_is_rebuilt(pm, isolated_home, make_tool, tmp_path):
@@ -435,7 +501,7 @@ def test_a_fresh_home_and_everything_in_it_is_user_only(pm, tmp_path, make_tool)
 
 
 def test_cancel_kills_running_schema_calls_and_caches_none_of_them(
-    pm, isolated_home, make_tool, tmp_path
+    pm, isolated_home, make_tool, tmp_path, monkeypatch
 ):
     pids = tmp_path / "pids"
     pids.mkdir()
@@ -446,22 +512,22 @@ def test_cancel_kills_running_schema_calls_and_caches_none_of_them(
     idle = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings())
     idle.cancel()  # never started: returns at once
     assert idle.state is DiscoveryState.NOT_STARTED
-    discovery = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings(schema_timeout=30))
-    discovery.start()
+    running = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings(schema_timeout=30))
+    running.start()
     deadline = time.monotonic() + 20
     while len([p for p in pids.iterdir() if p.read_text()]) < 3:  # created, then written
         assert time.monotonic() < deadline, "the --schema calls never started"
         time.sleep(0.05)
     started = time.monotonic()
-    discovery.cancel()
+    running.cancel()
     assert time.monotonic() - started < 10
-    registry = discovery.wait(0)
+    registry = running.wait(0)
     assert not {"hang0", "hang1", "hang2"} & set(registry)
     assert all(wait_gone(int(p.read_text())) for p in pids.iterdir())
     cache = isolated_home / "cache" / "schemas.json"
     cached = json.loads(cache.read_text())["entries"] if cache.exists() else {}
     assert not any("hang" in path for path in cached)
-    discovery.cancel()  # done: nothing to do
+    running.cancel()  # done: nothing to do
 
 
 def test_cancelled_discovery_starts_no_further_schema_call(pm, isolated_home, make_tool, tmp_path):

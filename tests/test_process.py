@@ -307,3 +307,13 @@ def test_python_argv_runs_without_a_shell():
                  stdin=b"abc")
 
     assert result.stdout == b"cba"
+
+
+def test_a_timed_out_process_says_how_long_it_waited_for_a_processor():
+    from ikigai_core.process import _run_delay
+
+    ran = run_process(["sleep", "5"], stdin=None, timeout=0.2, max_stdout=1024,
+                      max_stderr=1024, kill_grace=0)
+    assert ran.timed_out and 0.0 <= ran.starved < 0.2  # sleeping is not waiting for a CPU
+    assert _run_delay(os.getpid()) >= 0.0
+    assert _run_delay(-1) == 0.0
