@@ -38,6 +38,7 @@ from ikigai_core.outcome import (
     ToolOutcome,
 )
 from ikigai_core.process import ProcessResult, run_process, start_failure
+from ikigai_core.quickcheck import surely_valid
 from ikigai_core.strictjson import _json_type, loads_object
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ def validate_arguments(tool: Tool, arguments: Any) -> str | None:
     """Check ``arguments`` against ``tool.parameters``: what is wrong with them, or ``None``."""
     if not isinstance(arguments, dict):
         return f"they must be a JSON object, got {_json_type(arguments)}"
+    if surely_valid(tool.parameters, arguments):  # most calls: no jsonschema import at all
+        return None
     from jsonschema.exceptions import best_match  # lazy: `ikigai tool list` never needs it
     from referencing.exceptions import Unresolvable
 
