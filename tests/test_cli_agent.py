@@ -487,7 +487,8 @@ def test_chat_help_unknown_commands_and_tools(keys):
 
 
 def test_chat_with_no_tools(keys, monkeypatch):
-    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "ikigai_tools_builtin.builtin,example-tools")
+    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS",
+                       "ikigai_tools_builtin.builtin,example-tools,example-session")
     result = invoke("chat", "--provider", "openai", input="/tool\n")
     assert result.stdout == "No tools available.\n"
 

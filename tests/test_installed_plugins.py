@@ -13,7 +13,7 @@ import pytest
 PROVIDERS = ("openai", "anthropic", "google")
 DISTRIBUTIONS = {name: f"ikigai-provider-{name}" for name in PROVIDERS}
 DISTRIBUTIONS.update({f"example-{name}": f"ikigai-example-{name}"
-                      for name in ("tools", "ollama", "audit", "env")})
+                      for name in ("tools", "ollama", "audit", "env", "session")})
 
 
 def _missing() -> list[str]:
