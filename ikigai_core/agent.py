@@ -21,6 +21,8 @@ from ikigai_core.conversation import (
 )
 from ikigai_core.errors import IkigaiError
 from ikigai_core.process import terminate_until
+from ikigai_core.skills import LOAD_SKILL
+from ikigai_core.toolset import Toolset
 from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
@@ -39,16 +41,15 @@ def build_request(
     *,
     model: str,
     stream: bool,
+    toolset: Toolset | None = None,
 ) -> dict[str, Any]:
-    """The body ``provider`` would POST next: the conversation and every registry tool.
+    """The body ``provider`` would POST next: the conversation and the tools ``toolset``
+    selects from the registry (default: every tool but the skills' own).
 
     No registry (discovery not run or failed) advertises no tools.
     """
-    return provider.request_body(conversation, _tools(registry), model=model, stream=stream)
-
-
-def _tools(registry: Mapping[str, Tool] | None) -> list[Tool]:
-    return list(registry.values()) if registry is not None else []
+    tools = (toolset or Toolset()).tools(registry or {})
+    return provider.request_body(conversation, tools, model=model, stream=stream)
 
 
 @dataclass
@@ -58,7 +59,9 @@ class Agent:
     :param app: runs the tools (executor, envelope hook, settings, environment).
     :param provider: the provider plugin speaking to the model.
     :param model: the model name sent to the provider.
-    :param registry: the tools to advertise and run; ``chat`` swaps it on ``/refresh``.
+    :param registry: the tools to run; ``chat`` swaps it on ``/refresh``.
+    :param toolset: which of them to advertise; a successful ``load_skill`` call loads
+        the skill into it, so its tools go out from the next turn.
     :param stream: stream the model's text (``on_text`` gets it piece by piece).
     :param max_turns: model requests one :meth:`run` may make.
     :param on_text: receives the model's text as it arrives (whole per turn without ``stream``).
@@ -70,6 +73,7 @@ class Agent:
     provider: Provider
     model: str
     registry: Mapping[str, Tool] = field(default_factory=dict)
+    toolset: Toolset = field(default_factory=Toolset)
     stream: bool = True
     max_turns: int = 25
     on_text: Callable[[str], None] = lambda text: None
@@ -92,9 +96,9 @@ class Agent:
             raise
 
     def _loop(self, conversation: Conversation) -> AssistantMessage:
-        tools = _tools(self.registry)
         turns = 0
         while True:
+            tools = self.toolset.tools(self.registry)
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
                 environ=self.app.environ, on_text=self.on_text if self.stream else None,
@@ -139,10 +143,15 @@ class Agent:
         unparsed = None
         if call.arguments is None:
             unparsed = call.arguments_error or "not a JSON object"
-        return self.app.executor.call(
+        done = self.app.executor.call(
             self.registry, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
             prepare=self.provider.prepare_arguments,
-        ).envelope
+        )
+        result = done.outcome.result
+        if (call.name == LOAD_SKILL and result is not None and "error" not in result
+                and result.get("skill") in self.toolset.skills):
+            self.toolset.load(result["skill"])
+        return done.envelope
 
 
 def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ikigai_core.config import Settings, ikigai_home, load_settings
 from ikigai_core.errors import IkigaiError
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ikigai_core.execution import ToolExecutor
     from ikigai_core.lifecycle import CallContext
     from ikigai_core.registry import Registry
+    from ikigai_core.skills import SkillIndex
 
 
 class App:
@@ -90,21 +91,31 @@ class App:
         return get_plugin_manager(environ=self.environ, cache_dir=self.home / "cache",
                                   notices=self.notices)
 
+    @cached_property
+    def skills(self) -> SkillIndex:
+        """Every skill of every layer, read once per invocation."""
+        from ikigai_core.skills import collect_skills
+
+        return collect_skills(self.pm, home=self.home, cwd=self.cwd, notices=self.notices)
+
     def discovery(self, *, refresh: bool = False) -> Discovery:
         """A background discovery of this invocation's tools (not yet started)."""
         from ikigai_core.discovery import Discovery
 
-        return Discovery(self.pm, home=self.home, cwd=self.cwd, settings=self.settings,
-                         refresh=refresh, notices=self.notices,
-                         prepare_process=self.executor.prepare_process)
+        return Discovery(self.pm, **self._discovery_options(refresh))
 
     def registry(self, *, refresh: bool = False) -> Registry:
         """Discover now and return the registry."""
         from ikigai_core.discovery import discover
 
-        return discover(self.pm, home=self.home, cwd=self.cwd, settings=self.settings,
-                        refresh=refresh, notices=self.notices,
-                        prepare_process=self.executor.prepare_process)
+        return discover(self.pm, **self._discovery_options(refresh))
+
+    def _discovery_options(self, refresh: bool) -> dict[str, Any]:
+        from ikigai_core.skills import skill_tool_sources
+
+        return dict(home=self.home, cwd=self.cwd, settings=self.settings, refresh=refresh,
+                    notices=self.notices, prepare_process=self.executor.prepare_process,
+                    extra_sources=skill_tool_sources(self.skills))
 
     @property
     def context(self) -> CallContext:

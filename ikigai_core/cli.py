@@ -39,10 +39,12 @@ COMMANDS = {
     "plugins": ("ikigai_core.commands.plugins:plugins",
                 "List every plugin: name, distribution and version, hooks, whether built in."),
     "request": ("ikigai_core.commands.agent:request", "Print the request body ikigai would send"
-                " for PROMPT, with every tool (no network, no key)."),
+                " for PROMPT: the system prompt and the chosen tools (no network, no key)."),
     "ask": ("ikigai_core.commands.agent:ask",
             "Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."),
     "chat": ("ikigai_core.commands.agent:chat", "Talk with the model; /help lists the commands."),
+    "skill": ("ikigai_core.commands.skills:skill_group",
+              "List and show the skills the model can load."),
 }
 """Every command: where it lives and its one-line summary. A command's module is imported
 only when it runs, so ``ikigai tool list`` never pays for the agent loop's imports (httpx)

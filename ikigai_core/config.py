@@ -45,6 +45,9 @@ class Settings:
     sandbox: str = "off"
     sandbox_network: bool = False
     tool_env: Mapping[str, Any] = field(default_factory=dict)
+    system_prompt: str | None = None
+    enabled_tools: tuple[str, ...] | None = None
+    disabled_tools: tuple[str, ...] = ()
     problems: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     """Why each wrongly configured setting was refused, by name; reading it raises that."""
 
@@ -68,7 +71,18 @@ ENV_VARS = {
 }
 
 
+LIST_KEYS = ("enabled_tools", "disabled_tools")
+"""Settings holding names: a JSON list of strings, or one comma-separated string."""
+
+
 def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
+    if kind is tuple:
+        if isinstance(value, str):
+            value = value.replace(",", " ").split()
+        if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
+            return tuple(value)
+        raise ConfigError(f"{origin}: '{key}' must be a list of tool names, got {value!r}; "
+                          "fix or remove it")
     if kind is str:
         if isinstance(value, str) and value:
             return value
@@ -106,8 +120,8 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
-    kinds = {f.name: dict if f.default is MISSING else type(f.default)
-             if f.default is not None else str
+    kinds = {f.name: tuple if f.name in LIST_KEYS else dict if f.default is MISSING
+             else type(f.default) if f.default is not None else str
              for f in fields(Settings) if f.name != "problems"}
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}

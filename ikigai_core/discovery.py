@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ikigai_core.hookcall import collect, one_line
 from ikigai_core.lifecycle import ProcessSpec, ToolRunner
@@ -326,8 +326,10 @@ def discover(
     pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings, refresh: bool = False,
     cancelled: threading.Event | None = None, notices: Notices | None = None,
     prepare_process: Callable[[ProcessSpec], None] | None = None,
+    extra_sources: Sequence[ToolSource] = (),
 ) -> Registry:
-    """Scan every source and build the registry.
+    """Scan every source (the plugins', then ``extra_sources``: the skills') and build
+    the registry.
 
     Schemas come from the cache when the tool file is unchanged, unless ``refresh``;
     all the others are asked for in parallel (as many at once as the machine can run, see
@@ -341,7 +343,8 @@ def discover(
     found: list[tuple[int, Tool]] = []
     skipped: list[SkippedTool] = []
     to_ask: list[tuple[ToolSource, ToolCandidate, list[int] | None]] = []
-    for plugin, source in collect_sources(pm, home=home, cwd=cwd, notices=notices):
+    sources = collect_sources(pm, home=home, cwd=cwd, notices=notices)
+    for plugin, source in [*sources, *(("ikigai_core.defaults.skills", s) for s in extra_sources)]:
         scan = _scan(plugin, source, notices)
         skipped.extend(scan.skipped)
         for candidate in scan.candidates:
@@ -439,11 +442,12 @@ class Discovery:
         self, pm: pluggy.PluginManager, *, home: Path, cwd: Path, settings: Settings,
         refresh: bool = False, notices: Notices | None = None,
         prepare_process: Callable[[ProcessSpec], None] | None = None,
+        extra_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._cancelled = threading.Event()
         self._discover = partial(discover, pm, home=home, cwd=cwd, settings=settings,
                                  refresh=refresh, cancelled=self._cancelled, notices=notices,
-                                 prepare_process=prepare_process)
+                                 prepare_process=prepare_process, extra_sources=extra_sources)
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
         ToolCallRequest,
     )
     from ikigai_core.outcome import ToolOutcome
+    from ikigai_core.config import Settings
     from ikigai_core.providers import Provider
+    from ikigai_core.skills import SkillSource
     from ikigai_core.tools import ToolSource
 
 hookspec = pluggy.HookspecMarker("ikigai")
@@ -137,13 +139,36 @@ def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
 
 
 @hookspec
-def ikigai_system_prompt(cwd: Path, home: Path) -> Sequence[str]:
+def ikigai_system_prompt(cwd: Path, home: Path, settings: Settings) -> Sequence[str]:
     """Return fragments to add to the system prompt sent to the model.
 
     Called once per conversation. Fragments are joined with a blank line between them,
-    in plugin call order.
+    in plugin call order: the default prompt (``ikigai_core.defaults.system_prompt``,
+    ``tryfirst``) comes first, the trusted project's instructions
+    (``ikigai_core.defaults.project_instructions``, ``trylast``) last; the skills index
+    is added after every fragment.
 
     :param cwd: the directory ikigai runs in.
     :param home: the ikigai home directory.
+    :param settings: the settings; ``settings.system_prompt`` is ``--system`` or the config's.
     :returns: zero or more markdown fragments.
+    """
+
+
+# -- Skills ---------------------------------------------------------------------
+
+
+@hookspec
+def ikigai_skill_sources(home: Path, cwd: Path) -> Sequence[SkillSource]:
+    """Return the skill sources this plugin contributes (a plugin shipping skills gives
+    a :class:`ikigai_core.skills.SkillDirectory` of its own).
+
+    Called once per invocation that needs skills (``ask``, ``chat``, ``request``,
+    ``skill``, tool discovery). On a skill-name clash the source with the higher
+    ``precedence`` wins (system 0 < user 10 < project 20).
+
+    :param home: the ikigai home directory.
+    :param cwd: the directory ikigai runs in.
+    :returns: zero or more sources, each with ``name``, ``precedence`` and ``scan()``
+        returning a :class:`ikigai_core.skills.SkillScan`.
     """

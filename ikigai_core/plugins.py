@@ -25,6 +25,9 @@ DEFAULT_PLUGINS = (
     "ikigai_core.defaults.approvals",  # allow / ask / deny each model-made call
     "ikigai_core.defaults.tool_env",  # provider keys never reach tools; `tool_env`
     "ikigai_core.defaults.sandbox",  # bubblewrap when `sandbox` is set
+    "ikigai_core.defaults.system_prompt",  # the default system prompt, or its override
+    "ikigai_core.defaults.project_instructions",  # a trusted project's AGENTS.md
+    "ikigai_core.defaults.skills",  # $IKIGAI_HOME/skills and ./.ikigai/skills
 )
 ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)
 

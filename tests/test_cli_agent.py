@@ -480,9 +480,11 @@ def test_chat_help_unknown_commands_and_tools(keys):
     assert result.exit_code == 0
     assert "/tool NAME" in result.stdout and "/refresh" in result.stdout
     assert result.stderr.splitlines() == [
-        "ikigai: unknown command /nope; commands: /tool [NAME], /refresh, /help, /quit",
+        "ikigai: unknown command /nope; commands: /tool [NAME], /refresh, /skill, /load, "
+        "/toolset, /help, /quit",
         "ikigai: unknown tool 'nosuch'; /tool lists them",
-        "ikigai: unknown command /; commands: /tool [NAME], /refresh, /help, /quit",
+        "ikigai: unknown command /; commands: /tool [NAME], /refresh, /skill, /load, /toolset, "
+        "/help, /quit",
     ]
 
 

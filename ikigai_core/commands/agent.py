@@ -6,6 +6,7 @@ import itertools
 import json
 import sys
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
@@ -13,14 +14,16 @@ import click
 
 from ikigai_core.agent import Agent, build_request
 from ikigai_core.app import App
+from ikigai_core.commands import chat_skills
 from ikigai_core.commands.approving import approval_options, grants, guard_line, terminal_asker
 from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, report_skipped
 from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.commands.output import echo_json, printable, warn
-from ikigai_core.prompt import system_prompt
+from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.statefiles import ensure_private_dir
+from ikigai_core.toolset import Toolset
 from ikigai_core.transport import api_key
 
 if TYPE_CHECKING:
@@ -36,10 +39,11 @@ SPIN_INTERVAL = 0.1
 SPINNER = "|/-\\"
 HISTORY_LENGTH = 1000
 """Lines of chat history kept in ``$IKIGAI_HOME/history``."""
-HELP = """\
+HELP = f"""\
 /tool         list the available tools
 /tool NAME    show one tool's schema and path
 /refresh      ask every tool for its schema again
+{chat_skills.HELP}
 /help         this help
 /quit         leave (Ctrl-D too)
 Anything else is sent to the model."""
@@ -83,6 +87,17 @@ _model_options = _options(
                  "config.json, else the first installed one whose API key is set)."),
     click.option("--model", metavar="NAME", help="Model (default: IKIGAI_MODEL, config.json, "
                  "else the provider's default)."),
+)
+_model_options = _options(
+    _model_options,
+    click.option("--system", metavar="TEXT|@FILE", help="The system prompt to use instead "
+                 "of the default (else system_prompt in config.json, else "
+                 "$IKIGAI_HOME/system.md); @FILE reads it from FILE."),
+    click.option("--skill", "skills", multiple=True, metavar="NAME",
+                 help="Load this skill before the first message (repeatable)."),
+    click.option("--tools", metavar="A,B", help="Send only these tools (default: "
+                 "enabled_tools/disabled_tools in config.json, else every tool)."),
+    click.option("--no-tools", is_flag=True, help="Send no tools."),
 )
 _agent_options = _options(
     _model_options,
@@ -154,11 +169,39 @@ def report_unfit(provider: Provider, registry: Registry) -> None:
                  f"see `ikigai tool check {fit.tool}`")
 
 
-def _discovered(app: App, provider: Provider) -> Registry:
+def _discovered(app: App, provider: Provider, toolset: Toolset) -> Registry:
     registry = app.registry()
     report_skipped(registry, verbose=False)
     report_unfit(provider, registry)
+    toolset.verify(registry)
     return registry
+
+
+def _start(app: App, system: str | None, skills: tuple[str, ...], tools: str | None,
+           no_tools: bool) -> tuple[Conversation, Toolset]:
+    """The conversation's system prompt and toolset, as the options ask (the skills of
+    ``--skill`` loaded); an unknown skill or unreadable ``@FILE`` is a usage error."""
+    if system is not None:
+        app.settings = replace(app.settings, system_prompt=_read_system(system))
+    report_skipped(app.skills, verbose=False, what="skill")
+    toolset = Toolset.chosen(app.settings, app.skills, tools=tools, no_tools=no_tools)
+    conversation = Conversation(system=system_prompt(app))
+    for name in skills:
+        conversation.system = with_skill(conversation.system, toolset.load(name))
+    return conversation, toolset
+
+
+def _read_system(value: str) -> str:
+    """``--system TEXT`` is the text; ``--system @FILE`` is FILE's."""
+    if not value.startswith("@"):
+        return value
+    path = Path(value[1:]).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"--system {value}: the file is not UTF-8 text") from None
+    except OSError as exc:
+        raise UsageError(f"--system {value}: cannot read {path}: {exc.strerror}") from None
 
 
 @click.command("request")
@@ -168,13 +211,16 @@ def _discovered(app: App, provider: Provider) -> Registry:
               help="Build the body of a streamed request, or of one answered whole.")
 @pass_app
 def request(app: App, prompt: str, provider: str | None, model: str | None,
-            stream: bool) -> None:
-    """Print the request body ikigai would send for PROMPT, with every tool (no network, no key)."""
+            stream: bool, system: str | None, skills: tuple[str, ...], tools: str | None,
+            no_tools: bool) -> None:
+    """Print the request body ikigai would send for PROMPT: the system prompt and the
+    chosen tools (no network, no key)."""
     chosen = choose_provider(app, provider)
-    conversation = Conversation(system=system_prompt(app))
+    conversation, toolset = _start(app, system, skills, tools, no_tools)
     conversation.add(UserMessage(prompt))
-    body = build_request(chosen, conversation, _discovered(app, chosen),
-                         model=choose_model(app, chosen, model), stream=stream)
+    body = build_request(chosen, conversation, _discovered(app, chosen, toolset),
+                         model=choose_model(app, chosen, model), stream=stream,
+                         toolset=toolset)
     echo_json(body)
 
 
@@ -183,6 +229,7 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @_agent_options
 @pass_app
 def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: bool,
+        system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
         max_turns: int | None, yes: bool, allow: tuple[str, ...]) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
 
@@ -194,10 +241,11 @@ def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: 
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
     terminal = _Terminal()
     agent = _agent(app, terminal, provider, model, stream, max_turns)
-    agent.registry = _discovered(app, agent.provider)
+    conversation, agent.toolset = _start(app, system, skills, tools, no_tools)
+    agent.registry = _discovered(app, agent.provider, agent.toolset)
     try:
         with granted(grants(yes, allow)):
-            reply = agent.run(Conversation(system=system_prompt(app)), prompt)
+            reply = agent.run(conversation, prompt)
     finally:
         terminal.end_line()
     report_empty(reply)
@@ -207,6 +255,7 @@ def ask(app: App, prompt: str, provider: str | None, model: str | None, stream: 
 @_agent_options
 @pass_app
 def chat(app: App, provider: str | None, model: str | None, stream: bool,
+         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
          max_turns: int | None, yes: bool, allow: tuple[str, ...]) -> None:
     """Talk with the model; /help lists the commands. Reads one message per line from a pipe.
 
@@ -217,6 +266,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     terminal = _Terminal()
     agent = _agent(app, terminal, provider, model, stream, max_turns)
     run_grants = grants(yes, allow)
+    conversation, agent.toolset = _start(app, system, skills, tools, no_tools)
     discovery = app.discovery()
     discovery.start()  # the prompt comes up now; a submit waits for the tools
     interactive = sys.stdin.isatty()
@@ -225,7 +275,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         where = f" in project {app.project}" if app.project else ""
         warn(f"chatting with {agent.provider.name} {agent.model}{where}; /help for commands")
         warn(guard_line(app, run_grants))
-    session = _Chat(app, agent, discovery, terminal)
+    session = _Chat(app, agent, discovery, terminal, conversation)
     try:
         with granted(run_grants):
             for line in _lines(interactive, app.home / "history"):
@@ -278,12 +328,13 @@ def _line_editing(history: Path) -> Iterator[None]:
 class _Chat:
     """One chat: the conversation, the tools (discovered in the background), the commands."""
 
-    def __init__(self, app: App, agent: Agent, discovery: Discovery, terminal: _Terminal):
+    def __init__(self, app: App, agent: Agent, discovery: Discovery, terminal: _Terminal,
+                 conversation: Conversation):
         self.app = app
         self.agent = agent
         self.discovery = discovery
         self.terminal = terminal
-        self.conversation = Conversation(system=system_prompt(app))
+        self.conversation = conversation
         self.registry: Registry | None = None
         self.failure: IkigaiError | None = None
         """Why the last message sent to the model failed; ``None`` once one succeeds."""
@@ -317,7 +368,8 @@ class _Chat:
         report_empty(reply)
 
     def command(self, name: str, argument: str = "") -> bool:
-        """``/tool [NAME]``, ``/refresh``, ``/help``; ``False`` for ``/quit``."""
+        """``/tool [NAME]``, ``/refresh``, ``/help``, the table of
+        :mod:`~ikigai_core.commands.chat_skills`; ``False`` for ``/quit``."""
         if name == "/quit":
             return False
         if name == "/help":
@@ -329,8 +381,11 @@ class _Chat:
             report_unfit(self.agent.provider, self.registry)
         elif name == "/tool":
             self.show_tools(argument.strip())
+        elif name in chat_skills.COMMANDS:
+            chat_skills.COMMANDS[name](self, argument.strip())
         else:
-            warn(f"unknown command {name}; commands: /tool [NAME], /refresh, /help, /quit")
+            warn(f"unknown command {name}; commands: /tool [NAME], /refresh, "
+                 f"{', '.join(chat_skills.COMMANDS)}, /help, /quit")
         return True
 
     def show_tools(self, name: str) -> None:
@@ -352,6 +407,7 @@ class _Chat:
             self.registry = wait_for_tools(self.discovery, spin=sys.stderr.isatty())
             report_skipped(self.registry, verbose=False)
             report_unfit(self.agent.provider, self.registry)
+            self.agent.toolset.verify(self.registry)
         return self.registry
 
 

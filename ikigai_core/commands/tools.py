@@ -13,22 +13,22 @@ from ikigai_core.app import App
 from ikigai_core.errors import IkigaiError
 from ikigai_core.commands.output import dumps, echo_json, printable, warn
 from ikigai_core.registry import Registry
+from ikigai_core.skills import SkillIndex
 from ikigai_core.strictjson import loads
 from ikigai_core.tools import SkippedTool, Tool
 
 pass_app = click.make_pass_decorator(App)
 
 
-def report_skipped(registry: Registry, *, verbose: bool) -> None:
-    """On stderr: each broken tool and why; untrusted project tools as one line."""
+def report_skipped(registry: Registry | SkillIndex, *, verbose: bool, what: str = "tool") -> None:
+    """On stderr: each broken tool (or skill) and why; untrusted project ones as one line."""
     for skipped in registry.skipped:
         if skipped.kind == "invalid" or (verbose and skipped.kind == "ignored"):
             where = f" ({skipped.path})" if skipped.path else ""
-            warn(f"skipped {skipped.source} tool '{skipped.name}'{where}: {skipped.reason}")
+            warn(f"skipped {skipped.source} {what} '{skipped.name}'{where}: {skipped.reason}")
     untrusted = Counter(s.reason for s in registry.skipped if s.kind == "untrusted")
     for reason, count in untrusted.items():
-        tools = "tool" if count == 1 else "tools"
-        warn(f"{count} project {tools} not loaded: {reason}")
+        warn(f"{count} project {what}{'' if count == 1 else 's'} not loaded: {reason}")
 
 
 def _skipped_label(skipped: SkippedTool) -> str:
@@ -88,8 +88,9 @@ def list_tools(app: App, as_json: bool, verbose: bool) -> None:
     if not registry:
         warn("no tools found")
     width = max((len(name) for name in registry), default=0)
+    sources = max((len(tool.source) for tool in registry.values()), default=0)
     for tool in registry.values():
-        line = f"{tool.name:<{width}}  {tool.source:<8}  {summary(tool.description)}"
+        line = f"{tool.name:<{width}}  {tool.source:<{max(sources, 8)}}  {summary(tool.description)}"
         if verbose:
             line += f"\n{'':<{width}}  {tool.location}"
         click.echo(printable(line))

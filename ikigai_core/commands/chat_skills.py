@@ -1,0 +1,60 @@
+"""Chat's slash commands for skills and toolsets: ``/skill``, ``/load NAME``, ``/toolset``.
+
+A table the chat loop dispatches to (:data:`COMMANDS`), with its lines for ``/help``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import click
+
+from ikigai_core.commands.skills import skill_lines
+from ikigai_core.errors import UsageError
+from ikigai_core.commands.output import printable
+from ikigai_core.prompt import with_skill
+
+if TYPE_CHECKING:
+    from ikigai_core.commands.agent import _Chat
+
+HELP = """\
+/skill        list the skills
+/load NAME    load a skill: its instructions, and the tools it brings
+/toolset      show the tools sent; /toolset a,b (or all, none) changes them"""
+
+
+def list_skills(chat: _Chat, argument: str) -> None:
+    """``/skill``: every skill the model or ``/load`` can load."""
+    skills = chat.agent.toolset.skills
+    click.echo("Skills:" if skills else "No skills installed.")
+    for line in skill_lines(skills.values()):
+        click.echo(f"  {line}")
+
+
+def load_skill(chat: _Chat, argument: str) -> None:
+    """``/load NAME``: the skill's instructions join the system prompt, its tools the set."""
+    if not argument:
+        raise UsageError("/load needs a skill name; /skill lists them")
+    toolset = chat.agent.toolset
+    if argument in toolset.loaded:
+        click.echo(printable(f"Skill {argument} is loaded already."))
+        return
+    skill = toolset.load(argument)
+    chat.conversation.system = with_skill(chat.conversation.system, skill)
+    click.echo(printable(f"Skill {skill.name} loaded."))
+    click.echo(printable(toolset.describe(chat.tools())))
+
+
+def toolset(chat: _Chat, argument: str) -> None:
+    """``/toolset``: show the tools sent; with names (or ``all``, ``none``), change them."""
+    registry = chat.tools()
+    if argument:
+        chat.agent.toolset.choose(argument, registry)
+    click.echo(printable(chat.agent.toolset.describe(registry)))
+
+
+COMMANDS: dict[str, Callable[[_Chat, str], None]] = {
+    "/skill": list_skills,
+    "/load": load_skill,
+    "/toolset": toolset,
+}

@@ -1,0 +1,56 @@
+"""``load_skill``: the model loads a skill by name; its instructions come back.
+
+Run as ``python -m ikigai_tools_builtin.load_skill_tool NAME=PATH ...`` with the skills the
+conversation may load (ikigai gives them, see :func:`ikigai_core.skills.skill_tool_sources`).
+The instructions are the skill file's markdown after its front matter, cut to the output
+budget like any built-in tool's text. ikigai notices a successful call and advertises the
+skill's own tools from the model's next turn.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ikigai_tools_builtin._protocol import run_tool
+
+SCHEMA = {
+    "name": "load_skill",
+    "description": "Load a skill listed under Skills in the system prompt: its full "
+                   "instructions come back, and the tools it brings are available from the "
+                   "next turn.",
+    "parameters": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "The skill's name"}},
+        "required": ["name"],
+    },
+}
+
+
+def handle(skills: dict[str, Path], args: dict) -> dict:
+    """The body of the skill ``args["name"]``, or ``NOT_FOUND`` naming the loadable ones."""
+    from ikigai_core.skills import Skill, read_skill
+
+    name = args["name"]
+    path = skills.get(name)
+    if path is None:
+        known = ", ".join(sorted(skills)) or "none"
+        return {"error": f"no skill named '{name}'; the skills are: {known}",
+                "error_code": "NOT_FOUND"}
+    skill = read_skill(path, "load_skill")
+    if not isinstance(skill, Skill):
+        return {"error": f"skill '{name}' cannot be read: {skill.reason}",
+                "error_code": "READ_FAILED"}
+    return {"skill": name, "directory": str(path.parent), "output": skill.body}
+
+
+def main() -> None:
+    """Take the ``NAME=PATH`` arguments, then run the tool protocol on the rest."""
+    pairs = [arg.partition("=") for arg in sys.argv[1:] if "=" in arg]
+    skills = {name: Path(path) for name, _, path in pairs}
+    sys.argv[1:] = [arg for arg in sys.argv[1:] if "=" not in arg]
+    run_tool(SCHEMA, lambda args: handle(skills, args))
+
+
+if __name__ == "__main__":
+    main()
