@@ -337,8 +337,9 @@ def test_config_keys_for_the_prompt_and_the_toolset(isolated_home):
     assert (settings.system_prompt, settings.enabled_tools, settings.disabled_tools) == (
         "Be brief.", ("bash",), ("a", "b"))
     (isolated_home / "config.json").write_text(json.dumps({"enabled_tools": [1]}))
+    settings = load_settings(isolated_home, {})  # a wrong value stops only what reads it
     with pytest.raises(ConfigError, match="'enabled_tools' must be a list of tool names, got "):
-        load_settings(isolated_home, {})
+        settings.enabled_tools  # noqa: B018
 
 
 def test_skill_source_docstring_example_is_runnable(tmp_path):

@@ -1,7 +1,8 @@
 """Default plugin: a trusted project's instructions, appended to the system prompt.
 
 ``AGENTS.md`` at the project's root (the convention Codex and other agents follow), then
-``./.ikigai/system.md``. An untrusted project's files are never read: a cloned repository
+``.ikigai/system.md``. The project is the one tools come from
+(:func:`ikigai_core.project.find_project`), else the working directory. An untrusted project's files are never read: a cloned repository
 must not steer the model any more than it may run tools.
 """
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from ikigai_core import hookimpl
 from ikigai_core.errors import ConfigError
+from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
 
 INSTRUCTION_FILES = ("AGENTS.md", ".ikigai/system.md")
@@ -31,13 +33,14 @@ def read_text(path: Path) -> str | None:
 @hookimpl(trylast=True)
 def ikigai_system_prompt(cwd: Path, home: Path) -> list[str]:
     """Each instruction file of a trusted project, under a heading naming it."""
-    if not any((cwd / name).is_file() for name in INSTRUCTION_FILES):
+    project = find_project(cwd, ikigai_home=home) or cwd
+    if not any((project / name).is_file() for name in INSTRUCTION_FILES):
         return []
-    if not TrustStore(home).is_trusted(cwd):
+    if not TrustStore(home).is_trusted(project):
         return []
     fragments = []
     for name in INSTRUCTION_FILES:
-        text = read_text(cwd / name)
+        text = read_text(project / name)
         if text and text.strip():
             fragments.append(f"## Project instructions ({name})\n\n{text.strip()}")
     return fragments
