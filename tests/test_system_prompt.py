@@ -285,3 +285,40 @@ def test_chat_skill_load_and_toolset_on_a_terminal(isolated_home, make_tool, fak
     assert advertised("openai", body) == ["greet", "grep"]
     assert body["messages"][0]["content"].endswith(
         f"## Skill: greeter (in {path.parent})\n\nCall greet with the person's name.")
+
+
+def test_chat_commands_from_a_pipe(isolated_home, make_tool, fake_server):
+    """The same commands in-process: the errors are one line each and the chat goes on."""
+    greeter(isolated_home, make_tool)
+    fake_server.push(REPLIES["openai"].reply("Hi!", stream=True))
+    script = ("/skill\n/load\n/load nope\n/load greeter\n/load greeter\n/toolset none\n"
+              "/toolset\n/toolset all\nhello\n")
+    result = CliRunner().invoke(cli, ["chat", "--provider", "openai"], input=script,
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[:7] == [
+        "Skills:", "  greeter  user      Greets people by name.",
+        "  notes    user      Keep notes tidy.", "Skill greeter loaded.",
+        "Tools sent: bash, file_edit, file_read, file_write, glob, greet, grep, load_skill, "
+        "word_count (skills loaded: greeter)",
+        "Skill greeter is loaded already.", "Tools sent: greet (skills loaded: greeter)"]
+    assert result.stderr.splitlines() == [
+        "ikigai: /load needs a skill name; /skill lists them",
+        "ikigai: unknown skill 'nope'; skills: greeter, notes"]
+    assert "greet" in advertised("openai", fake_server.requests[0].json)
+
+
+def test_chat_without_skills_says_so(isolated_home):
+    result = CliRunner().invoke(cli, ["chat", "--provider", "openai"], input="/skill\n")
+    assert result.stdout == "No skills installed.\n"
+
+
+def test_project_skills_and_agents_md_from_a_subdirectory(offline, isolated_home, monkeypatch):
+    write_skill(offline / ".ikigai" / "skills", "local", "Project-only skill.")
+    (offline / "AGENTS.md").write_text("Use tabs.\n")
+    TrustStore(isolated_home).trust(offline)
+    (offline / "src").mkdir()
+    monkeypatch.chdir(offline / "src")
+    system = request("anthropic", "--no-tools")["system"]
+    assert "- local: Project-only skill." in system
+    assert "## Project instructions (AGENTS.md)\n\nUse tabs." in system
