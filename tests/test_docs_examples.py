@@ -27,6 +27,7 @@ EXAMPLES = {
     "provider": "class AcmeProvider",
     "envelope": "def ikigai_wrap_result",
     "steering": "def ikigai_before_tool_call",
+    "skills": "def ikigai_skill_sources",
 }
 """Each example, by a line only it holds."""
 
@@ -151,3 +152,13 @@ def test_steering_denies_logs_cleans_the_environment_prompts_and_adds_a_command(
     [hello] = [c for answer in app.pm.hook.ikigai_commands() for c in answer
                if c.name == "hello"]
     assert CliRunner().invoke(hello).output == "hello\n"
+
+
+def test_skill_source(tmp_path, isolated_home):
+    folder = isolated_home / "acme-skills" / "deploy"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship it.\n---\nSteps.\n")
+    app = app_with("skills", tmp_path)
+    assert [(s.name, s.source) for s in app.skills.values()] == [("deploy", "acme")]
+    assert system_prompt(app).endswith("\n- deploy: Ship it.")
+    assert "load_skill" in app.registry()

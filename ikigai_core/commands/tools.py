@@ -88,9 +88,9 @@ def list_tools(app: App, as_json: bool, verbose: bool) -> None:
     if not registry:
         warn("no tools found")
     width = max((len(name) for name in registry), default=0)
-    sources = max((len(tool.source) for tool in registry.values()), default=0)
+    sources = max([8, *(len(tool.source) for tool in registry.values())])
     for tool in registry.values():
-        line = f"{tool.name:<{width}}  {tool.source:<{max(sources, 8)}}  {summary(tool.description)}"
+        line = f"{tool.name:<{width}}  {tool.source:<{sources}}  {summary(tool.description)}"
         if verbose:
             line += f"\n{'':<{width}}  {tool.location}"
         click.echo(printable(line))

@@ -2,8 +2,9 @@
 
 ``AGENTS.md`` at the project's root (the convention Codex and other agents follow), then
 ``.ikigai/system.md``. The project is the one tools come from
-(:func:`ikigai_core.project.find_project`), else the working directory. An untrusted project's files are never read: a cloned repository
-must not steer the model any more than it may run tools.
+(:func:`ikigai_core.project.find_project`), else the working directory. An untrusted
+project's files are never read: a cloned repository must not steer the model any more
+than it may run tools.
 """
 
 from __future__ import annotations
