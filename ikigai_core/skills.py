@@ -273,6 +273,19 @@ def collect_skills(pm: pluggy.PluginManager, *, home: Path, cwd: Path,
 SKILL_TOOL_PRECEDENCE = -10
 """A skill's own tools lose to every other tool of the same name."""
 LOAD_SKILL = "load_skill"
+LOAD_SKILL_SCHEMA = {
+    "name": LOAD_SKILL,
+    "description": "Load a skill listed under Skills in the system prompt: its full "
+                   "instructions come back, and the tools it brings are available from the "
+                   "next turn.",
+    "parameters": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "The skill's name"}},
+        "required": ["name"],
+    },
+}
+"""The schema of ``load_skill`` (``ikigai_tools_builtin/load_skill_tool.py``), given with
+its candidate so discovery never asks it."""
 
 
 def skill_tool_source(skill: Skill) -> str:
@@ -293,11 +306,9 @@ class LoadSkillSource:
         """One candidate with its schema known (no ``--schema`` call), or none."""
         if not self.skills:
             return ToolScan()
-        from ikigai_tools_builtin.load_skill_tool import SCHEMA
-
         command = (sys.executable, "-m", "ikigai_tools_builtin.load_skill_tool",
                    *(f"{skill.name}={skill.path}" for skill in self.skills.values()))
-        return ToolScan([ToolCandidate(LOAD_SKILL, command, schema=SCHEMA)])
+        return ToolScan([ToolCandidate(LOAD_SKILL, command, schema=LOAD_SKILL_SCHEMA)])
 
 
 def skill_tool_sources(skills: Mapping[str, Skill]) -> list[ToolSource]:

@@ -12,25 +12,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ikigai_core.skills import LOAD_SKILL_SCHEMA, Skill, read_skill
 from ikigai_tools_builtin._protocol import run_tool
-
-SCHEMA = {
-    "name": "load_skill",
-    "description": "Load a skill listed under Skills in the system prompt: its full "
-                   "instructions come back, and the tools it brings are available from the "
-                   "next turn.",
-    "parameters": {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "The skill's name"}},
-        "required": ["name"],
-    },
-}
 
 
 def handle(skills: dict[str, Path], args: dict) -> dict:
     """The body of the skill ``args["name"]``, or ``NOT_FOUND`` naming the loadable ones."""
-    from ikigai_core.skills import Skill, read_skill
-
     name = args["name"]
     path = skills.get(name)
     if path is None:
@@ -49,7 +36,7 @@ def main() -> None:
     pairs = [arg.partition("=") for arg in sys.argv[1:] if "=" in arg]
     skills = {name: Path(path) for name, _, path in pairs}
     sys.argv[1:] = [arg for arg in sys.argv[1:] if "=" not in arg]
-    run_tool(SCHEMA, lambda args: handle(skills, args))
+    run_tool(dict(LOAD_SKILL_SCHEMA), lambda args: handle(skills, args))
 
 
 if __name__ == "__main__":
