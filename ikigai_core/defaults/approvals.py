@@ -5,7 +5,8 @@ What decides, in order (docs/security.md has the whole story):
 1. the rules (``ikigai_core.permissions``): the user's, plus a trusted project's ``deny``
    and ``ask`` rules; a matching ``deny`` wins, else the most specific rule;
 2. without a matching rule, the default: the read-only built-ins (``file_read``, ``glob``,
-   ``grep``, and ``load_skill``, which reads a skill's instructions, from the system layer) are allowed unless their schema hints otherwise
+   ``grep``, and ``load_skill``, which reads a skill's instructions; from the system
+   layer) are allowed unless their schema hints otherwise
    (``readOnlyHint: false`` or ``destructiveHint: true``); every other tool asks;
 3. an ``ask`` is answered by the run's grants (``--yes``, ``--allow``), else by the person
    at the terminal (``CallContext.ask_user``), else it is a deny saying how to allow.
