@@ -12,8 +12,6 @@ run here is an error naming the Debian package: no tool runs unsandboxed by surp
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -72,6 +70,9 @@ def bwrap_args(mode: str, workdir: Path, home: Path, *, network: bool) -> list[s
 @lru_cache(maxsize=1)
 def usable_bwrap() -> str:
     """The path of a ``bwrap`` that can build a sandbox here, tried once per process."""
+    import shutil  # lazy, as subprocess: every start-up loads this plugin, few use the sandbox
+    import subprocess
+
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         _refuse("bwrap is not installed")
