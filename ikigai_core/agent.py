@@ -79,6 +79,7 @@ class Agent:
     on_text: Callable[[str], None] = lambda text: None
     on_tool_start: Callable[[ToolCall], None] = lambda call: None
     on_tool_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, envelope: None
+    _tools_changed: Any = field(default=None, init=False, repr=False)
 
     def run(self, conversation: Conversation, prompt: str) -> AssistantMessage:
         """Add ``prompt`` and loop until the model answers without calling tools.
@@ -98,6 +99,7 @@ class Agent:
     def _loop(self, conversation: Conversation) -> AssistantMessage:
         turns = 0
         while True:
+            self._follow_tool_changes()
             tools = self.toolset.tools(self.registry)
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
@@ -115,6 +117,15 @@ class Agent:
                     "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"
                 )
             conversation.add(ToolResultsMessage(self.run_calls(reply.tool_calls)))
+
+    def _follow_tool_changes(self) -> None:
+        """Discover again when a plugin says its tools changed (``ikigai_tools_changed``)."""
+        if self._tools_changed is None:
+            from ikigai_core.hookcall import Notifier
+
+            self._tools_changed = Notifier(self.app.pm, "ikigai_tools_changed", self.app.notices)
+        if any(self._tools_changed()):
+            self.registry = self.app.registry()
 
     def run_calls(self, calls: Sequence[ToolCall]) -> tuple[ToolResult, ...]:
         """Run ``calls`` concurrently, one worker thread each; their results in call order.

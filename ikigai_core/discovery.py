@@ -253,6 +253,7 @@ def _tool(candidate: ToolCandidate, schema: Mapping[str, Any], source: ToolSourc
 
 def collect_sources(
     pm: pluggy.PluginManager, *, home: Path, cwd: Path, notices: Notices | None = None,
+    refresh: bool = False,
 ) -> list[tuple[str, ToolSource]]:
     """Every source every plugin contributes, with the plugin's name, in plugin order.
 
@@ -260,7 +261,8 @@ def collect_sources(
     is reported in ``notices`` and skipped without hiding the others' tools.
     """
     notices = Notices() if notices is None else notices
-    return collect(pm, "ikigai_tool_sources", notices, _source_problem, home=home, cwd=cwd)
+    return collect(pm, "ikigai_tool_sources", notices, _source_problem, home=home, cwd=cwd,
+                   refresh=refresh)
 
 
 def _source_problem(source: Any) -> str | None:
@@ -343,7 +345,8 @@ def discover(
     found: list[tuple[int, Tool]] = []
     skipped: list[SkippedTool] = []
     to_ask: list[tuple[ToolSource, ToolCandidate, list[int] | None]] = []
-    sources = collect_sources(pm, home=home, cwd=cwd, notices=notices)
+    sources = collect_sources(pm, home=home, cwd=cwd, notices=notices,
+                              refresh=refresh)
     for plugin, source in [*sources, *(("ikigai_core.defaults.skills", s) for s in extra_sources)]:
         scan = _scan(plugin, source, notices)
         skipped.extend(scan.skipped)

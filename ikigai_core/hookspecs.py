@@ -34,7 +34,7 @@ hookspec = pluggy.HookspecMarker("ikigai")
 
 
 @hookspec
-def ikigai_tool_sources(home: Path, cwd: Path) -> Sequence[ToolSource]:
+def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> Sequence[ToolSource]:
     """Return the tool sources this plugin contributes.
 
     Called at every discovery (start-up, ``ikigai refresh``, ``/refresh``). Every
@@ -43,7 +43,21 @@ def ikigai_tool_sources(home: Path, cwd: Path) -> Sequence[ToolSource]:
 
     :param home: the ikigai home directory (``$IKIGAI_HOME``, default ``~/.ikigai``).
     :param cwd: the directory ikigai runs in.
+    :param refresh: ``True`` for ``ikigai refresh`` and ``/refresh``: a source that
+        caches what it found should look again.
     :returns: zero or more sources, never ``None``.
+    """
+
+
+@hookspec
+def ikigai_tools_changed() -> bool:
+    """Say whether this plugin's tools changed since the last discovery.
+
+    Called before every model turn of ``ask`` and ``chat``. A source whose tools can
+    change while ikigai runs (an MCP server's ``tools/list_changed``) answers ``True``
+    once per change; the agent then discovers again, so the next turn sees the new tools.
+
+    :returns: ``True`` when the registry is out of date.
     """
 
 

@@ -258,3 +258,30 @@ def _interrupt_when(pids: Path, count: int) -> None:
             break
         time.sleep(0.05)
     os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_a_plugin_saying_its_tools_changed_gets_a_new_registry_before_the_next_turn(
+        project, fake_server, isolated_home, make_tool):
+    from ikigai_core import hookimpl
+
+    agent = project()
+    changed = threading.Event()
+
+    class Watcher:
+        @hookimpl
+        def ikigai_tools_changed(self):
+            if changed.is_set():
+                changed.clear()
+                return True
+            return False
+
+    agent.app.pm.register(Watcher(), name="watcher")
+    make_tool(isolated_home / "tools", "late-tool")
+    fake_server.push(reply("", ("c1", "sleep", {"seconds": 0})), reply("done"))
+    agent.run(Conversation(), "first")
+    assert "late" not in agent.registry  # nothing said the tools changed
+    changed.set()
+    fake_server.push(reply("again"))
+    agent.run(Conversation(), "second")
+    assert "late" in agent.registry
+    assert {"name": "late"} in fake_server.requests[-1].json["tools"]

@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, cast
 
 import click
 
@@ -364,6 +364,8 @@ class _Chat:
         except IkigaiError as exc:
             self.failure = exc
             raise
+        finally:  # the agent rediscovers (a Registry again) when a plugin's tools change
+            self.registry = cast("Registry", self.agent.registry)
         self.terminal.end_line()
         report_empty(reply)
 

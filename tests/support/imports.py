@@ -7,7 +7,7 @@ import subprocess
 import sys
 from typing import Mapping, Sequence
 
-HEAVY = ("httpx", "jsonschema")
+HEAVY = ("httpx", "jsonschema", "mcp")
 """Packages that `ikigai tool list` on a warm cache must not import (issue 2)."""
 
 _MARKER = "IMPORTED-HEAVY:"

@@ -1,0 +1,41 @@
+"""The ``mcp`` plugin (entry point): MCP servers as tool sources, the ``ikigai mcp`` commands.
+
+Kept light: a warm ``ikigai tool list`` imports neither the ``mcp`` SDK nor ``jsonschema``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ikigai_core import hookimpl
+
+
+@hookimpl
+def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
+    """One source per configured MCP server (``mcp:NAME``), and one for the broken entries."""
+    from ikigai_mcp.servers import Problems, configured
+    from ikigai_mcp.source import McpSource
+
+    servers = configured(home, cwd)
+    sources: list[Any] = [McpSource(c, home, refresh=refresh) for c in servers.configs.values()]
+    return [*sources, Problems(servers.skipped)] if servers.skipped else sources
+
+
+@hookimpl
+def ikigai_tools_changed() -> bool:
+    """True once after a running server said ``notifications/tools/list_changed``."""
+    from ikigai_mcp.source import tools_changed
+
+    if tools_changed.is_set():
+        tools_changed.clear()
+        return True
+    return False
+
+
+@hookimpl
+def ikigai_commands() -> list[Any]:
+    """``ikigai mcp add|list|remove|serve``."""
+    from ikigai_mcp.commands import mcp_group
+
+    return [mcp_group]

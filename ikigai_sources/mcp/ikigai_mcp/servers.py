@@ -1,0 +1,80 @@
+"""Which MCP servers this invocation uses: ``$IKIGAI_HOME/mcp.json``, then the project's
+``PROJECT/.ikigai/mcp.json`` once the project directory is trusted (a project server replaces
+a user server of the same name). The project is found as the scanner finds it
+(:func:`ikigai_core.project.find_project`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ikigai_core import SkippedTool, ToolScan
+from ikigai_core.project import find_project
+from ikigai_core.trust import TrustStore
+
+from ikigai_mcp.config import (
+    McpConfigError,
+    ServerConfig,
+    load,
+    project_config,
+    read_raw,
+    user_config,
+)
+
+
+@dataclass
+class Servers:
+    """The servers to use, and every configured server that cannot be used, with why."""
+
+    configs: dict[str, ServerConfig] = field(default_factory=dict)
+    skipped: list[SkippedTool] = field(default_factory=list)
+
+
+def configured(home: Path, cwd: Path, environ: Mapping[str, str] = os.environ) -> Servers:
+    """Read both files; a broken file or entry is a skipped entry, never an exception."""
+    servers = Servers()
+    _add(servers, user_config(home), "user", environ)
+    root = find_project(cwd, ikigai_home=home)
+    project = project_config(root) if root is not None else None
+    if root is not None and project is not None and project.exists():
+        if TrustStore(home).is_trusted(root):
+            _add(servers, project, "project", environ)
+        else:
+            reason = f"project directory not trusted; run `ikigai trust {root}`"
+            try:
+                names = list(read_raw(project))
+            except McpConfigError as exc:
+                names, reason = [project.name], str(exc)
+            servers.skipped += [SkippedTool(name, f"mcp:{name}", reason, project, "untrusted")
+                                for name in names]
+    return servers
+
+
+def _add(servers: Servers, path: Path, scope: str, environ: Mapping[str, str]) -> None:
+    try:
+        found = load(path, scope, environ)
+    except McpConfigError as exc:
+        servers.skipped.append(SkippedTool(path.name, "mcp", str(exc), path))
+        return
+    for config in found:
+        if isinstance(config, McpConfigError):
+            servers.skipped.append(SkippedTool(config.server or path.name, "mcp", str(config),
+                                               path))
+        else:
+            servers.configs[config.name] = config
+
+
+class Problems:
+    """A source holding only what could not be used (a broken ``mcp.json``, an untrusted one)."""
+
+    name = "mcp"
+    precedence = 0
+
+    def __init__(self, skipped: list[SkippedTool]) -> None:
+        self.skipped = skipped
+
+    def scan(self) -> ToolScan:
+        """Nothing to run: only the reasons."""
+        return ToolScan(skipped=self.skipped)

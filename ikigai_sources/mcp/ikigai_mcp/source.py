@@ -1,0 +1,172 @@
+"""MCP servers as tool sources: one source ``mcp:NAME`` per configured server.
+
+A server's tools join the registry as ``NAME__TOOL``. Their listing comes from the cache
+(no server starts) unless it is missing, stale or ``refresh`` is asked; then every server
+that must be listed starts at once, in parallel, and each source waits for its own.
+Calls go to the server's one long-lived session through :class:`McpRunner`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ikigai_core import SkippedTool, ToolCandidate, ToolOutcome, ToolScan
+from ikigai_core.outcome import INVALID_PARAMS, TOOL_CRASHED, TOOL_TIMEOUT
+
+from ikigai_mcp.config import ServerConfig
+from ikigai_mcp.listing import ListingCache
+
+if TYPE_CHECKING:
+    import threading as _threading
+
+    from ikigai_core import Tool
+
+    from ikigai_mcp.sessions import Connection
+
+USER_PRECEDENCE = 10
+PROJECT_PRECEDENCE = 20
+SEPARATOR = "__"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+tools_changed = threading.Event()
+"""Set when a running server said ``notifications/tools/list_changed`` (and was listed again)."""
+
+
+def tool_name(server: str, tool: str) -> str:
+    """``SERVER__TOOL`` fitted to ``[A-Za-z0-9_-]{1,64}``: other characters become ``_``;
+    a longer name keeps its first 55 characters and a hash of the whole."""
+    name = _UNSAFE.sub("_", f"{server}{SEPARATOR}{tool}")
+    if len(name) > 64:
+        name = f"{name[:55]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+    return name
+
+
+def tool_schema(name: str, server: str, tool: Mapping[str, Any]) -> dict[str, Any]:
+    """The ikigai schema of one MCP tool: ``parameters`` is its ``inputSchema``, ``returns``
+    its ``outputSchema``, and ``annotations`` MCP's annotations object unchanged
+    (``readOnlyHint``, ``destructiveHint``, ...: what approval policies read)."""
+    description = tool.get("description") or tool.get("title") or (
+        f"Tool '{tool.get('name')}' of the MCP server '{server}'.")
+    schema: dict[str, Any] = {"name": name, "description": description,
+                              "parameters": tool.get("inputSchema"),
+                              "mcp": {"server": server, "tool": tool.get("name")}}
+    if isinstance(tool.get("outputSchema"), dict):
+        schema["returns"] = tool["outputSchema"]
+    if isinstance(tool.get("annotations"), dict):
+        schema["annotations"] = tool["annotations"]
+    return schema
+
+
+class McpSource:
+    """The tools of one MCP server (source ``mcp:NAME``).
+
+    :param config: the server.
+    :param home: ``$IKIGAI_HOME`` (its cache and the server's log).
+    :param refresh: list the server again even if its listing is cached.
+    """
+
+    def __init__(self, config: ServerConfig, home: Path, *, refresh: bool = False) -> None:
+        self.config = config
+        self.home = home
+        self.name = f"mcp:{config.name}"
+        self.precedence = PROJECT_PRECEDENCE if config.scope == "project" else USER_PRECEDENCE
+        self.cache = ListingCache(home)
+        self._entry = None if refresh else self.cache.get(config.key)
+        if self._entry is None:  # start listing now, so every server starts in parallel
+            self._connection().start()
+
+    def __repr__(self) -> str:
+        return f"McpSource({self.config.name!r}, {self.config.where!r})"
+
+    def _connection(self) -> Connection:
+        from ikigai_mcp import sessions  # lazy: the SDK is imported only to talk to a server
+
+        return sessions.connection(self.config, self.home, on_tools=self._listed_again)
+
+    def listing(self) -> Mapping[str, Any]:
+        """``{"tools": [...]}`` or ``{"error": reason}``: cached, or asked of the server now."""
+        if self._entry is None:
+            from ikigai_mcp.sessions import ServerError
+
+            try:
+                self._entry = {"tools": self._connection().tools()}
+            except ServerError as exc:
+                self._entry = {"error": str(exc)}
+            self._save(self._entry)
+        return self._entry
+
+    def scan(self) -> ToolScan:
+        """The server's tools, from its listing; a server that failed is one skipped entry."""
+        entry = self.listing()
+        if "error" in entry:
+            reason = (f"MCP server {self.config.where!r} is not usable: {entry['error']}; "
+                      "`ikigai refresh` tries again")
+            return ToolScan(skipped=[SkippedTool(self.config.name, self.name, reason)])
+        candidates: dict[str, ToolCandidate] = {}
+        skipped = []
+        for tool in entry["tools"]:
+            original = str(tool.get("name"))
+            name = tool_name(self.config.name, original)
+            if name in candidates:
+                other = candidates[name].command[-1]
+                skipped.append(SkippedTool(name, self.name, f"MCP tool {original!r} has the same "
+                                           f"ikigai name as MCP tool {other!r}; one is left out"))
+                continue
+            runner = McpRunner(self, original)
+            candidates[name] = ToolCandidate(
+                name, ("mcp", self.config.name, original),
+                schema=tool_schema(name, self.config.name, tool), runner=runner)
+        return ToolScan(list(candidates.values()), skipped)
+
+    def _save(self, entry: Mapping[str, Any]) -> None:
+        try:
+            self.cache.put(self.config.key, entry)
+        except OSError:  # an unwritable cache costs a listing next time, nothing else
+            pass
+
+    def _listed_again(self, connection: Connection, tools: list[dict[str, Any]]) -> None:
+        """``tools/list_changed``: remember the new listing; the next turn rediscovers."""
+        self._save({"tools": tools})
+        tools_changed.set()
+
+
+class McpRunner:
+    """Runs one MCP tool's calls on its server's long-lived session.
+
+    :param source: the server's source.
+    :param tool: the tool's MCP name.
+    """
+
+    def __init__(self, source: McpSource, tool: str) -> None:
+        self.source = source
+        self.tool = tool
+
+    def call(self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
+             cancelled: _threading.Event) -> ToolOutcome:
+        """Call the tool; every failure is an outcome the model can read."""
+        from mcp import MCPError
+
+        from ikigai_mcp import results
+        from ikigai_mcp.sessions import CallTimedOut, ServerError
+
+        server = self.source.config.name
+        try:
+            result = self.source._connection().call(self.tool, arguments, timeout=timeout,
+                                                    cancelled=cancelled)
+        except CallTimedOut:
+            return ToolOutcome(tool.name, error=f"Tool '{tool.name}' timed out after "
+                               f"{timeout:g} s; the MCP server '{server}' was told to cancel it",
+                               error_code=TOOL_TIMEOUT)
+        except ServerError as exc:
+            return ToolOutcome(tool.name, error=f"Tool '{tool.name}' failed: {exc}",
+                               error_code=TOOL_CRASHED)
+        except MCPError as exc:
+            code = INVALID_PARAMS if exc.error.code == -32602 else TOOL_CRASHED
+            return ToolOutcome(tool.name, error=f"Tool '{tool.name}': the MCP server '{server}' "
+                               f"refused the call: {exc.error.message}", error_code=code)
+        return results.outcome(tool.name, result.model_dump(mode="json", by_alias=True,
+                                                            exclude_none=True))

@@ -1,0 +1,43 @@
+"""Fixtures for ikigai-mcp: MCP servers configured in a fresh ``$IKIGAI_HOME``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+EDGE = str(Path(__file__).with_name("servers") / "edge.py")
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(autouse=True)
+def closed_sessions():
+    """Every session a test opened in this process is closed after it (no server leaks)."""
+    yield
+    from ikigai_mcp import sessions
+
+    sessions.close_all()
+
+
+@pytest.fixture
+def servers(isolated_home, tmp_path, monkeypatch):
+    """``servers({"edge": {...}})`` writes ``$IKIGAI_HOME/mcp.json``; edge servers log pids."""
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("EDGE_PIDS", str(pids))
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+
+    def write(entries: dict) -> Path:
+        path = isolated_home / "mcp.json"
+        path.write_text(json.dumps({"mcpServers": entries}))
+        return pids
+
+    return write
+
+
+def edge(mode: str = "normal", **extra) -> dict:
+    """The ``mcp.json`` entry of the edge server in ``mode``."""
+    return {"command": sys.executable, "args": [EDGE, mode],
+            "env": {"EDGE_PIDS": os.environ.get("EDGE_PIDS", "")}, **extra}
