@@ -6,7 +6,7 @@ import resource
 import statistics
 import subprocess
 import time
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -19,10 +19,10 @@ from _timing import interleaved, ms
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support
 
 import httpx  # noqa: E402
+from ikigai_provider_openai.serializer import OpenAISerializer  # noqa: E402
 
 from ikigai_core import transport  # noqa: E402
 from ikigai_core.conversation import Conversation, UserMessage  # noqa: E402
-from ikigai_provider_openai.serializer import OpenAISerializer  # noqa: E402
 from tests.support.fakeserver import FakeServer  # noqa: E402
 from tests.support.replies import REPLIES  # noqa: E402
 

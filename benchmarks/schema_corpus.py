@@ -18,17 +18,19 @@ import subprocess
 import sys
 import types
 from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ikigai_core.plugins import get_plugin_manager  # noqa: E402
-from ikigai_core.providers import collect_providers  # noqa: E402
 from ikigai_provider_anthropic import rules as anthropic_rules  # noqa: E402
 from ikigai_provider_google import rules as google_rules  # noqa: E402
 from ikigai_provider_openai import rules as openai_rules  # noqa: E402
+
+from ikigai_core.plugins import get_plugin_manager  # noqa: E402
+from ikigai_core.providers import collect_providers  # noqa: E402
 from tests.support.corpus import corpus, corpus_tool  # noqa: E402
 
 RULES = {"openai": openai_rules, "anthropic": anthropic_rules, "google": google_rules}

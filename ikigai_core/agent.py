@@ -7,9 +7,10 @@ go back in call order (issue 4, "Core: conversation, request building, loop").
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import (
     AssistantMessage,

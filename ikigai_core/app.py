@@ -7,9 +7,10 @@ Also the way to embed ikigai as a library: ``App(cwd=...)`` then ``app.registry(
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.config import Settings, ikigai_home, load_settings
 from ikigai_core.errors import IkigaiError

@@ -11,9 +11,9 @@ import click
 
 from ikigai_core import __version__
 from ikigai_core.app import App
+from ikigai_core.commands.output import printable, warn
 from ikigai_core.errors import IkigaiError
 from ikigai_core.notices import Notice, Notices
-from ikigai_core.commands.output import printable, warn
 
 
 class Failure(click.ClickException):

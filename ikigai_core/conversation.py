@@ -5,8 +5,9 @@ Providers translate it to and from their wire format; the agent loop appends to 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class ToolResultsMessage:
     results: tuple[ToolResult, ...]
 
 
-Message = Union[UserMessage, AssistantMessage, ToolResultsMessage]
+Message = UserMessage | AssistantMessage | ToolResultsMessage
 
 
 @dataclass

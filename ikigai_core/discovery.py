@@ -6,19 +6,20 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.hookcall import collect, one_line
 from ikigai_core.lifecycle import ProcessSpec, ToolRunner
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
-from ikigai_core.tool_schema import validate_schema
 from ikigai_core.strictjson import loads_object
+from ikigai_core.tool_schema import validate_schema
 from ikigai_core.tools import (
     TOOL_NAME_RE,
     TOOL_SUFFIX,

@@ -16,9 +16,10 @@ import re
 import threading
 import time
 import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.hookcall import Notifier, culprit, one_line
 from ikigai_core.lifecycle import (

@@ -16,7 +16,8 @@ bug and propagates.
 from __future__ import annotations
 
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pluggy

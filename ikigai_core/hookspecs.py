@@ -6,14 +6,16 @@ subset of them, so adding an argument later breaks no plugin.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
     import click
 
+    from ikigai_core.config import Settings
     from ikigai_core.lifecycle import (
         CallContext,
         CallDecision,
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
         ToolCallRequest,
     )
     from ikigai_core.outcome import ToolOutcome
-    from ikigai_core.config import Settings
     from ikigai_core.providers import Provider
     from ikigai_core.skills import SkillSource
     from ikigai_core.tools import ToolSource

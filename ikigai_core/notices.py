@@ -8,8 +8,8 @@ written or a tool left out of a request becomes a :class:`Notice` in the invocat
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 
 @dataclass(frozen=True)

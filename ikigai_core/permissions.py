@@ -16,10 +16,11 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ikigai_core.errors import ConfigError, UsageError
 from ikigai_core.statefiles import ensure_private_dir, locked, read_json, write_private_json

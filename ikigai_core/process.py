@@ -15,8 +15,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 KILL_GRACE = 2.0
 """Seconds a process group gets between SIGTERM and SIGKILL."""

@@ -7,8 +7,9 @@ through the ``ikigai`` entry-point group).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from ikigai_core.errors import PluginError, UsageError

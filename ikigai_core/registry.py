@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Iterable, Iterator, Mapping, Sequence
 
 from ikigai_core.tools import SkippedTool, Tool
 

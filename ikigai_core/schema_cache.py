@@ -7,8 +7,9 @@ plain JSON file under ``$IKIGAI_HOME``; a corrupt one is silently rebuilt.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ikigai_core.statefiles import write_private_json
 from ikigai_core.tool_schema import validate_schema

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ikigai_core.hookcall import collect
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool, ToolCandidate, ToolScan, ToolSource

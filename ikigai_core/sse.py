@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 """SSE ends lines only with CRLF, CR or LF (never U+2028 and friends, unlike str.splitlines)."""

@@ -9,8 +9,9 @@ and the tools its front matter names, are sent for the rest of the conversation.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from ikigai_core.errors import UsageError
 from ikigai_core.skills import Skill, skill_tool_source

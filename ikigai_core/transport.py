@@ -13,10 +13,11 @@ import os
 import random
 import re
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from ikigai_core.conversation import AssistantMessage, TextDelta

@@ -6,7 +6,8 @@ Provider plugins import this module at load time, so it stays free of network co
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError

@@ -12,15 +12,20 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import pytest
 
 from ikigai_core.agent import Agent, TurnLimitReached, build_request
 from ikigai_core.app import App
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, TextDelta, ToolCall, UserMessage,
+    AssistantMessage,
+    Conversation,
+    TextDelta,
+    ToolCall,
+    UserMessage,
 )
 from ikigai_core.providers import Provider, ProviderRequest
 from ikigai_core.sse import ServerSentEvent

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from ikigai_core import SkippedTool, Tool, ToolOutcome
-from ikigai_core.envelope import ikigai_wrap_result
 from ikigai_core.commands.output import dumps, printable
+from ikigai_core.envelope import ikigai_wrap_result
 from ikigai_core.registry import Registry, merge
 from ikigai_core.strictjson import loads, loads_object
 

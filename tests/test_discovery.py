@@ -11,18 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_core import SkippedTool, ToolCandidate, ToolScan, hookimpl
-from ikigai_core import discovery, process
+from ikigai_core import SkippedTool, ToolCandidate, ToolScan, discovery, hookimpl, process
 from ikigai_core.config import Settings
-from ikigai_core.notices import Notices
 from ikigai_core.discovery import (
     DirectorySource,
     Discovery,
     DiscoveryState,
     discover,
 )
-from ikigai_core.tool_schema import validate_schema
+from ikigai_core.notices import Notices
 from ikigai_core.plugins import get_plugin_manager
+from ikigai_core.tool_schema import validate_schema
 from ikigai_core.trust import TrustStore
 from tests.support.procs import wait_gone
 from tests.support.tools import schema_for

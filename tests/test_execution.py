@@ -15,7 +15,6 @@ import pytest
 from ikigai_core import hookimpl
 from ikigai_core.config import Settings
 from ikigai_core.execution import execute, invalid_params, validate_arguments
-from tests.support.calls import call_tool
 from ikigai_core.outcome import (
     INVALID_OUTPUT,
     INVALID_PARAMS,
@@ -25,6 +24,7 @@ from ikigai_core.outcome import (
 )
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.tools import Tool
+from tests.support.calls import call_tool
 from tests.support.procs import open_fd_count
 
 SETTINGS = Settings()

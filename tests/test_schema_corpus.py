@@ -4,16 +4,17 @@ or is left out of that provider's requests with a reason; meaning is kept (issue
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
+from ikigai_provider_anthropic import rules as anthropic_rules
+from ikigai_provider_google import rules as google_rules
+from ikigai_provider_openai import rules as openai_rules
 
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.providers import collect_providers
 from ikigai_core.schema_tools import walk
-from ikigai_provider_anthropic import rules as anthropic_rules
-from ikigai_provider_google import rules as google_rules
-from ikigai_provider_openai import rules as openai_rules
 from tests.support.corpus import corpus, corpus_files, corpus_tool
 
 PROVIDERS = collect_providers(get_plugin_manager())

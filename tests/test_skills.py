@@ -23,8 +23,8 @@ from ikigai_core.skills import (
     SkippedSkill,
     read_skill,
 )
-from ikigai_core.toolset import Toolset
 from ikigai_core.tools import Tool
+from ikigai_core.toolset import Toolset
 from ikigai_core.trust import TrustStore
 
 PUBLIC = Path(__file__).parent / "skills"

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 import httpx
 import pytest
@@ -21,11 +22,20 @@ from ikigai_core.errors import ProviderError, UsageError
 from ikigai_core.providers import Provider
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.transport import (
-    MAX_RETRY_WAIT, api_key, http_timeout, redact, retry_delay, send_turn,
+    MAX_RETRY_WAIT,
+    api_key,
+    http_timeout,
+    redact,
+    retry_delay,
+    send_turn,
 )
 from ikigai_core.wire import stream_incomplete
 from tests.support.fakeserver import (
-    drop_reply, json_reply, sse_reply, stall_reply, unused_url,
+    drop_reply,
+    json_reply,
+    sse_reply,
+    stall_reply,
+    unused_url,
 )
 
 KEY = "sk-test-SECRET-1234567890"

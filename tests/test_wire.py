@@ -7,8 +7,14 @@ import pytest
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
 from ikigai_core.wire import (
-    base_url, error_body_message, http_error_message, load_object, one_line, parse_tool_call,
-    stream_error, stream_incomplete,
+    base_url,
+    error_body_message,
+    http_error_message,
+    load_object,
+    one_line,
+    parse_tool_call,
+    stream_error,
+    stream_incomplete,
 )
 
 

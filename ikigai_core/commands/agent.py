@@ -5,10 +5,11 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -16,10 +17,10 @@ from ikigai_core.agent import Agent, build_request
 from ikigai_core.app import App
 from ikigai_core.commands import chat_skills
 from ikigai_core.commands.approving import approval_options, grants, guard_line, terminal_asker
+from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, report_skipped
 from ikigai_core.conversation import Conversation, ToolCall, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
-from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.statefiles import ensure_private_dir

@@ -9,12 +9,13 @@ import select
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ikigai_core.errors import UsageError
 from ikigai_core.commands.output import printable
+from ikigai_core.errors import UsageError
 
 if TYPE_CHECKING:
     from ikigai_core.app import App

@@ -5,13 +5,14 @@ A table the chat loop dispatches to (:data:`COMMANDS`), with its lines for ``/he
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
+from ikigai_core.commands.output import printable
 from ikigai_core.commands.skills import skill_lines
 from ikigai_core.errors import UsageError
-from ikigai_core.commands.output import printable
 from ikigai_core.prompt import with_skill
 
 if TYPE_CHECKING:

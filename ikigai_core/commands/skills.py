@@ -7,9 +7,9 @@ from typing import Any
 import click
 
 from ikigai_core.app import App
+from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.commands.tools import pass_app, report_skipped
 from ikigai_core.errors import IkigaiError
-from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.skills import Skill
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from ikigai_core.app import App
-from ikigai_core.errors import IkigaiError
 from ikigai_core.commands.output import dumps, echo_json, printable, warn
+from ikigai_core.errors import IkigaiError
 from ikigai_core.registry import Registry
 from ikigai_core.skills import SkillIndex
 from ikigai_core.strictjson import loads

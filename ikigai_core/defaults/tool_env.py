@@ -16,10 +16,11 @@ budget) is always kept. A tool keeps its own credentials unless they are exclude
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core import hookimpl
 from ikigai_core.errors import ConfigError, PluginError

@@ -10,7 +10,7 @@ import json
 import sys
 from datetime import date, datetime
 from enum import Enum
-from typing import Literal, Optional, Union
+from typing import Literal
 from uuid import UUID
 
 import pydantic
@@ -20,7 +20,7 @@ from pydantic import AnyUrl, BaseModel, EmailStr, Field
 class Address(BaseModel):
     street: str = Field(description="Street and number")
     city: str
-    postcode: Optional[str] = None
+    postcode: str | None = None
 
 
 class CreateContact(BaseModel):
@@ -28,8 +28,8 @@ class CreateContact(BaseModel):
 
     name: str = Field(description="Full name", min_length=1, max_length=200)
     home: Address = Field(description="Home address")
-    work: Optional[Address] = Field(default=None, description="Work address, if any")
-    email: Optional[EmailStr] = None
+    work: Address | None = Field(default=None, description="Work address, if any")
+    email: EmailStr | None = None
     tags: list[str] = Field(default_factory=list, max_length=10)
 
 
@@ -43,12 +43,12 @@ class SearchIssues(BaseModel):
 
     query: str
     state: Literal["open", "closed", "all"] = "open"
-    priority: Optional[Priority] = None
+    priority: Priority | None = None
     limit: int = Field(default=20, ge=1, le=100)
-    since: Optional[datetime] = None
-    due: Optional[date] = None
-    homepage: Optional[AnyUrl] = None
-    id: Optional[UUID] = None
+    since: datetime | None = None
+    due: date | None = None
+    homepage: AnyUrl | None = None
+    id: UUID | None = None
     version: Literal[2] = 2
 
 
@@ -64,7 +64,7 @@ class PlaceOrder(BaseModel):
     items: list[LineItem] = Field(min_length=1)
     metadata: dict[str, str] = Field(default_factory=dict, description="Free-form labels")
     quantities: dict[str, int] = {}
-    coordinates: Optional[tuple[float, float]] = None
+    coordinates: tuple[float, float] | None = None
 
 
 class TreeNode(BaseModel):
@@ -92,15 +92,15 @@ class Dog(BaseModel):
 class AdoptPet(BaseModel):
     """A discriminated union (oneOf + discriminator) and a plain Union."""
 
-    pet: Union[Cat, Dog] = Field(discriminator="kind")
-    note: Union[str, int, None] = None
+    pet: Cat | Dog = Field(discriminator="kind")
+    note: str | int | None = None
 
 
 class Paginate(BaseModel):
     """A model with extra='allow' (additionalProperties: true)."""
 
     model_config = pydantic.ConfigDict(extra="allow")
-    cursor: Optional[str] = None
+    cursor: str | None = None
 
 
 MODELS = [CreateContact, SearchIssues, PlaceOrder, WriteTree, AdoptPet, Paginate]

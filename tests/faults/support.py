@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.tools import Tool

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, UserMessage
 from ikigai_core.errors import ProviderError
 from ikigai_core.execution import validate_arguments
-from ikigai_core.providers import collect_providers
 from ikigai_core.plugins import get_plugin_manager
+from ikigai_core.providers import collect_providers
 from ikigai_core.sse import ServerSentEvent, iter_lines, iter_sse
 from ikigai_core.strictjson import loads_object
 from ikigai_core.tool_schema import validate_schema

@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from ikigai_core.config import Settings
-from tests.support.calls import call_tool
 from ikigai_core.plugins import get_plugin_manager
 from tests.faults.support import as_tool, zombie_children
+from tests.support.calls import call_tool
 from tests.support.procs import open_fd_count
 from tests.support.tools import write_shell_tool
 

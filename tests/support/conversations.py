@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage, UserMessage,
+    AssistantMessage,
+    Conversation,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
+    UserMessage,
 )
 
 READ = ToolCall("call_read", "file_read", {"file_path": "README.md"})

@@ -18,9 +18,10 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Union
 from urllib.parse import parse_qs, urlsplit
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 HEAVY = ("httpx", "jsonschema", "mcp")
 """Packages that `ikigai tool list` on a warm cache must not import (issue 2)."""

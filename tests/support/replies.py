@@ -14,12 +14,13 @@ objects (streamed one per event with ``alt=sse``).
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence, Tuple, Union
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from tests.support.fakeserver import Reply, SSEItem, json_reply, sse_reply
 
-Arguments = Union[Mapping[str, Any], str]
-Call = Tuple[str, str, Arguments]
+Arguments = Mapping[str, Any] | str
+Call = tuple[str, str, Arguments]
 """``(id, name, arguments)``; an empty id means "no id" (Gemini may send none)."""
 
 

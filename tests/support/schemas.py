@@ -6,7 +6,8 @@ the others cover nesting, optional fields, enums and arrays of objects.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core.tools import Tool
 

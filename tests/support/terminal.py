@@ -11,9 +11,9 @@ import pty
 import select
 import signal
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Mapping, Sequence
 
 
 class Terminal:

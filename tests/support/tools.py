@@ -6,8 +6,9 @@ import json
 import os
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 
 def schema_for(name: str, **properties: Any) -> dict[str, Any]:

@@ -9,8 +9,8 @@ the model so. Installed, it does nothing until the variable is set.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ikigai_core import ProcessSpec, hookimpl
 

@@ -9,11 +9,22 @@ what is left is this API's own shapes.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ikigai_core import (
-    AssistantMessage, Conversation, Provider, ServerSentEvent, TextDelta, Tool, ToolCall,
-    ToolResultsMessage, UserMessage, load_object, parse_tool_call, stream_error,
+    AssistantMessage,
+    Conversation,
+    Provider,
+    ServerSentEvent,
+    TextDelta,
+    Tool,
+    ToolCall,
+    ToolResultsMessage,
+    UserMessage,
+    load_object,
+    parse_tool_call,
+    stream_error,
     stream_incomplete,
 )
 

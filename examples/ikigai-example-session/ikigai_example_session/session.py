@@ -8,7 +8,8 @@ import select
 import subprocess
 import sys
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ikigai_core import Tool, ToolOutcome
 

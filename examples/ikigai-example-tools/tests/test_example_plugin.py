@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from ikigai_example_tools import word_count
 
 from ikigai_core import hookimpl
 from ikigai_core.app import App
 from ikigai_core.cli import cli
 from ikigai_core.plugins import get_plugin_manager
-from ikigai_example_tools import word_count
 
 IKIGAI = Path(sys.executable).parent / "ikigai"
 PLUGIN = "example-tools"

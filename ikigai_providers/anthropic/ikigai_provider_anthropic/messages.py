@@ -9,14 +9,19 @@ and ``tool_use``, ``tool_result`` blocks) and its streaming guide (``message_sta
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, TextDelta, ToolCall, ToolResultsMessage, UserMessage,
+    AssistantMessage,
+    Conversation,
+    TextDelta,
+    ToolCall,
+    ToolResultsMessage,
+    UserMessage,
 )
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.wire import load_object, parse_tool_call, stream_error, stream_incomplete
-
 
 
 def to_messages(conversation: Conversation) -> list[dict[str, Any]]:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from ikigai_provider_anthropic.serializer import AnthropicSerializer
 
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage, UserMessage,
+    AssistantMessage,
+    Conversation,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
+    UserMessage,
 )
-from ikigai_provider_anthropic.serializer import AnthropicSerializer
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.replies import REPLIES
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, builtin_tools, tool

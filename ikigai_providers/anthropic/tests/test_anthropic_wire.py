@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ikigai_core.conversation import ToolCall
 from ikigai_provider_anthropic.serializer import AnthropicSerializer
+
+from ikigai_core.conversation import ToolCall
 from tests.support.fakeserver import RecordedRequest, sse_reply
 from tests.support.provider_contract import LS, ProviderContract
 from tests.support.replies import REPLIES

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, TextDelta, ToolCall, ToolResult, ToolResultsMessage,
+    AssistantMessage,
+    Conversation,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
     UserMessage,
 )
 from ikigai_core.errors import ProviderError

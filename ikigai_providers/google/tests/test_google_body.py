@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, UserMessage
 from ikigai_provider_google.serializer import GoogleSerializer
+
+from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, UserMessage
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.replies import REPLIES
 from tests.support.schemas import builtin_tools

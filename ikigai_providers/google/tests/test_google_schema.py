@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-
-from ikigai_core.tools import Tool
 from ikigai_provider_google.schema import ANY_VALUE
 from ikigai_provider_google.serializer import GoogleSerializer
+
+from ikigai_core.tools import Tool
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, tool
 
 google = GoogleSerializer()

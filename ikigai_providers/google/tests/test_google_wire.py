@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from ikigai_provider_google.content import SYNTHETIC_ID
+from ikigai_provider_google.serializer import GoogleSerializer
 
 from ikigai_core.conversation import Conversation, ToolCall, ToolResult, ToolResultsMessage
 from ikigai_core.errors import ProviderError
 from ikigai_core.transport import send_turn
-from ikigai_provider_google.serializer import GoogleSerializer
-from ikigai_provider_google.content import SYNTHETIC_ID
 from tests.support.fakeserver import RecordedRequest, json_reply, sse_reply
 from tests.support.provider_contract import KEY, LS, READ, ProviderContract
 from tests.support.replies import REPLIES

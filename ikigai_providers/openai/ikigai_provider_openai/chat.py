@@ -7,14 +7,18 @@ streamed ``chat.completion.chunk`` objects ending with ``data: [DONE]``).
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from ikigai_core.conversation import (
-    AssistantMessage, Conversation, TextDelta, ToolResultsMessage, UserMessage,
+    AssistantMessage,
+    Conversation,
+    TextDelta,
+    ToolResultsMessage,
+    UserMessage,
 )
 from ikigai_core.sse import ServerSentEvent
 from ikigai_core.wire import load_object, parse_tool_call, stream_error, stream_incomplete
-
 
 
 def to_messages(conversation: Conversation) -> list[dict[str, Any]]:

@@ -15,8 +15,8 @@ with ``strict: false``; see ``rules.py`` for the documented rules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ikigai_core.schema_tools import (

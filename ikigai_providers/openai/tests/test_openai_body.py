@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import json
 
-from ikigai_core.conversation import (
-    AssistantMessage, Conversation, ToolCall, ToolResult, ToolResultsMessage, UserMessage,
-)
 from ikigai_provider_openai.serializer import OpenAISerializer
+
+from ikigai_core.conversation import (
+    AssistantMessage,
+    Conversation,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
+    UserMessage,
+)
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.replies import REPLIES
 from tests.support.schemas import builtin_tools

@@ -6,8 +6,8 @@ import copy
 
 import jsonschema
 import pytest
-
 from ikigai_provider_openai.serializer import OpenAISerializer
+
 from ikigai_core.tools import Tool
 from tests.support.schemas import BUILTIN, NESTED, NO_PARAMETERS, builtin_tool, tool
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from ikigai_provider_openai.serializer import OpenAISerializer
 
 from ikigai_core.conversation import ToolCall
-from ikigai_provider_openai.serializer import OpenAISerializer
 from tests.support.fakeserver import RecordedRequest, sse_reply
 from tests.support.provider_contract import LS, ProviderContract
 from tests.support.replies import REPLIES

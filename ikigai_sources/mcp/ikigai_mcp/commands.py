@@ -8,9 +8,8 @@ from typing import Any
 import click
 
 from ikigai_core.app import App
-from ikigai_core.errors import UsageError
 from ikigai_core.commands.output import echo_json, printable
-
+from ikigai_core.errors import UsageError
 from ikigai_mcp.config import (
     DEFAULT_STARTUP_TIMEOUT,
     parse,

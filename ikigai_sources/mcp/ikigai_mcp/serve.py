@@ -11,7 +11,8 @@ nobody to ask (``ask_user`` is ``None``), so they can deny but cannot prompt.
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ikigai_core import Tool
 from ikigai_core.app import App

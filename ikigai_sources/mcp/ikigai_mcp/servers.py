@@ -6,14 +6,13 @@ a user server of the same name). The project is found as the scanner finds it
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ikigai_core import SkippedTool, ToolScan
 from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
-
 from ikigai_mcp.config import (
     McpConfigError,
     ServerConfig,

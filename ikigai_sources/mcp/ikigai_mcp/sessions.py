@@ -21,9 +21,10 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import anyio
 import mcp_types

@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core import SkippedTool, ToolCandidate, ToolOutcome, ToolScan
 from ikigai_core.outcome import INVALID_PARAMS, TOOL_CRASHED, TOOL_TIMEOUT
-
 from ikigai_mcp.config import ServerConfig
 from ikigai_mcp.listing import ListingCache
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     import threading as _threading
 
     from ikigai_core import Tool
-
     from ikigai_mcp.sessions import Connection
 
 USER_PRECEDENCE = 10

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from ikigai_core.app import App
 from ikigai_mcp import plugin
 from ikigai_mcp.source import tool_name
+
+from ikigai_core.app import App
 from tests.support.imports import heavy_imports
 from tests.support.procs import pid_alive, wait_gone
 

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from ikigai_core.trust import TrustStore
 from ikigai_mcp.config import load
 from ikigai_mcp.servers import configured
+
+from ikigai_core.trust import TrustStore
 from tests.support.replies import REPLIES
 
 from .conftest import edge
