@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
     from ikigai_core.discovery import Discovery
     from ikigai_core.execution import ToolExecutor
-    from ikigai_core.lifecycle import CallContext
+    from ikigai_core.hookcall import Notifier
+    from ikigai_core.lifecycle import CallContext, ProcessSpec
     from ikigai_core.registry import Registry
     from ikigai_core.skills import SkillIndex
 
@@ -115,7 +116,7 @@ class App:
         from ikigai_core.skills import skill_tool_sources
 
         return dict(home=self.home, cwd=self.cwd, settings=self.settings, refresh=refresh,
-                    notices=self.notices, prepare_process=self.executor.prepare_process,
+                    notices=self.notices, prepare_process=self.prepare_process,
                     extra_sources=skill_tool_sources(self.skills))
 
     @property
@@ -131,4 +132,15 @@ class App:
         """Runs this invocation's tool calls (one path: hooks, process, envelope)."""
         from ikigai_core.execution import ToolExecutor
 
-        return ToolExecutor(self.pm, self.context, self.notices)
+        return ToolExecutor(self.pm, self.context, self.notices, process_hook=self._process_hook)
+
+    @cached_property
+    def _process_hook(self) -> Notifier:
+        from ikigai_core.hookcall import Notifier
+
+        return Notifier(self.pm, "ikigai_tool_process", self.notices)
+
+    def prepare_process(self, spec: ProcessSpec) -> None:
+        """Let the ``ikigai_tool_process`` plugins change ``spec`` before a tool process
+        starts (calls and ``--schema`` alike), without building the executor."""
+        self._process_hook(spec=spec, context=self.context)

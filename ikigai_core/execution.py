@@ -282,14 +282,20 @@ class ToolExecutor:
     :param pm: the plugin manager whose lifecycle and envelope hooks are called.
     :param context: where and for whom the calls run.
     :param notices: where a failing plugin is reported.
+    :param process_hook: the ``ikigai_tool_process`` caller to share with discovery (so a
+        failing plugin is reported once per invocation); made here when not given.
     """
 
-    def __init__(self, pm: pluggy.PluginManager, context: CallContext, notices: Notices) -> None:
+    def __init__(
+        self, pm: pluggy.PluginManager, context: CallContext, notices: Notices,
+        process_hook: Notifier | None = None,
+    ) -> None:
         self.pm = pm
         self.context = context
         self.notices = notices
         self._after = Notifier(pm, "ikigai_after_tool_call", notices)
-        self._process = Notifier(pm, "ikigai_tool_process", notices)
+        self._process = (Notifier(pm, "ikigai_tool_process", notices) if process_hook is None
+                         else process_hook)
 
     def call(
         self,

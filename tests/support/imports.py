@@ -7,8 +7,9 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-HEAVY = ("httpx", "jsonschema", "mcp")
-"""Packages that `ikigai tool list` on a warm cache must not import (issue 2)."""
+HEAVY = ("httpx", "jsonschema", "mcp", "ikigai_core.execution")
+"""What `ikigai tool list` on a warm cache must not import (issue 2): the HTTP client, the
+validator, the MCP SDK, and the executor (discovery needs only the process hook, issue 14)."""
 
 _MARKER = "IMPORTED-HEAVY:"
 _SCRIPT = f"""
@@ -18,7 +19,7 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-heavy = sorted({{m.split(".")[0] for m in sys.modules}} & set({list(HEAVY)!r}))
+heavy = sorted({{h for h in {list(HEAVY)!r} for m in sys.modules if m == h or m.startswith(h + ".")}})
 print({_MARKER!r} + json.dumps(heavy), file=sys.stderr)
 """
 
