@@ -5,6 +5,7 @@ Kept light: a warm ``ikigai tool list`` imports neither the ``mcp`` SDK nor ``js
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +16,21 @@ from ikigai_core import hookimpl
 def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
     """One source per configured MCP server (``mcp:NAME``), and one for the broken entries."""
     from ikigai_mcp.servers import Problems, configured
-    from ikigai_mcp.source import McpSource
 
     servers = configured(home, cwd)
-    sources: list[Any] = [McpSource(c, home, refresh=refresh) for c in servers.configs.values()]
+    sources: list[Any] = []
+    if servers.configs:  # the session machinery is imported only when a server is configured
+        from ikigai_mcp.source import McpSource
+
+        sources = [McpSource(c, home, refresh=refresh) for c in servers.configs.values()]
     return [*sources, Problems(servers.skipped)] if servers.skipped else sources
 
 
 @hookimpl
 def ikigai_tools_changed() -> bool:
     """True once after a running server said ``notifications/tools/list_changed``."""
+    if "ikigai_mcp.source" not in sys.modules:  # no session was ever opened
+        return False
     from ikigai_mcp.source import tools_changed
 
     if tools_changed.is_set():
