@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         ToolCall,
         ToolResult,
         ToolResultsMessage,
+        Usage,
         UserMessage,
     )
     from ikigai_core.discovery import DirectorySource
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",
-                     "ToolResultsMessage", "UserMessage"), "ikigai_core.conversation"),
+                     "ToolResultsMessage", "Usage", "UserMessage"), "ikigai_core.conversation"),
     "DirectorySource": "ikigai_core.discovery",
     "Provider": "ikigai_core.providers",
     "ProviderRequest": "ikigai_core.providers",
@@ -104,6 +105,7 @@ __all__ = [
     "ToolRunner",
     "ToolScan",
     "ToolSource",
+    "Usage",
     "UserMessage",
     "__version__",
     "hookimpl",

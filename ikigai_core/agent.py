@@ -7,6 +7,7 @@ go back in call order (issue 4, "Core: conversation, request building, loop").
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class Agent:
         the skill into it, so its tools go out from the next turn.
     :param stream: stream the model's text (``on_text`` gets it piece by piece).
     :param max_turns: model requests one :meth:`run` may make.
+    :param on_request: called before each request to the model (a front end starts a spinner).
     :param on_text: receives the model's text as it arrives (whole per turn without ``stream``).
     :param on_tool_start: called in call order before a turn's tools start.
     :param on_tool_end: called as each tool finishes, with its envelope.
@@ -77,6 +79,7 @@ class Agent:
     toolset: Toolset = field(default_factory=Toolset)
     stream: bool = True
     max_turns: int = 25
+    on_request: Callable[[], None] = lambda: None
     on_text: Callable[[str], None] = lambda text: None
     on_tool_start: Callable[[ToolCall], None] = lambda call: None
     on_tool_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, envelope: None
@@ -102,6 +105,7 @@ class Agent:
         while True:
             self._follow_tool_changes()
             tools = self.toolset.tools(self.registry)
+            self.on_request()
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
                 environ=self.app.environ, on_text=self.on_text if self.stream else None,
@@ -137,14 +141,19 @@ class Agent:
         for call in calls:
             self.on_tool_start(call)
         with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
-            futures = {pool.submit(self.call, call): call for call in calls}
+            futures = {pool.submit(self._timed, call): call for call in calls}
             try:
                 for future in as_completed(futures):
-                    self.on_tool_end(futures[future], future.result())
+                    self.on_tool_end(futures[future], future.result().envelope)
             except BaseException:
                 _cancel(futures)
                 raise
-        return tuple(ToolResult(call, future.result()) for future, call in futures.items())
+        return tuple(future.result() for future in futures)
+
+    def _timed(self, call: ToolCall) -> ToolResult:
+        started = time.monotonic()
+        envelope = self.call(call)
+        return ToolResult(call, envelope, time.monotonic() - started)
 
     def call(self, call: ToolCall) -> dict[str, Any]:
         """Run one tool call through the executor and return its envelope.

@@ -42,7 +42,9 @@ COMMANDS = {
                 " for PROMPT: the system prompt and the chosen tools (no network, no key)."),
     "ask": ("ikigai_core.commands.agent:ask",
             "Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."),
-    "chat": ("ikigai_core.commands.agent:chat", "Talk with the model; /help lists the commands."),
+    "chat": ("ikigai_core.commands.chat:chat", "Talk with the model; /help lists the commands."),
+    "sessions": ("ikigai_core.commands.sessions:sessions",
+                 "The recorded conversations of ask and chat ($IKIGAI_HOME/sessions.db)."),
     "skill": ("ikigai_core.commands.skills:skill_group",
               "List and show the skills the model can load."),
 }

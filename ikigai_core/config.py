@@ -49,6 +49,7 @@ class Settings:
     system_prompt: str | None = None
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
+    log: bool = True
     problems: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
     """Why each wrongly configured setting was refused, by name; reading it raises that."""
 
@@ -69,6 +70,7 @@ ENV_VARS = {
     "max_turns": "IKIGAI_MAX_TURNS",
     "sandbox": "IKIGAI_SANDBOX",
     "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
+    "log": "IKIGAI_LOG",
 }
 
 

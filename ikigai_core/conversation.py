@@ -5,7 +5,7 @@ Providers translate it to and from their wire format; the agent loop appends to 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,25 +33,58 @@ class UserMessage:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """Tokens one model turn (or a sum of turns) used, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens,
+                     self.output_tokens + other.output_tokens)
+
+    @classmethod
+    def read(cls, fields: Any, input_key: str, output_key: str) -> Usage | None:
+        """A provider's usage object (``{"prompt_tokens": 10, ...}``) read by its two key
+        names; ``None`` when it holds neither as a number."""
+        if not isinstance(fields, Mapping):
+            return None
+        counts = [fields.get(key) for key in (input_key, output_key)]
+        counts = [c if isinstance(c, int) and not isinstance(c, bool) else None for c in counts]
+        if counts == [None, None]:
+            return None
+        return cls(counts[0] or 0, counts[1] or 0)
+
+
+@dataclass(frozen=True)
 class AssistantMessage:
     """One model turn: its text and its tool calls, in the order the model made them.
 
     ``raw`` keeps the provider's own form of the turn when it must be sent back
-    unchanged (Gemini's ``thoughtSignature``); ``stop_reason`` is the provider's word.
+    unchanged (Gemini's ``thoughtSignature``); ``stop_reason`` is the provider's word;
+    ``usage`` the tokens the provider says the turn used (``None`` when it said nothing).
     """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     raw: Any = None
     stop_reason: str | None = None
+    usage: Usage | None = None
 
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The envelope one tool call produced (``tool_success`` ...), for the model."""
+    """The envelope one tool call produced (``tool_success`` ...), for the model, and the
+    seconds the call took (recorded in the session log, never sent)."""
 
     call: ToolCall
     envelope: Mapping[str, Any]
+    duration: float = 0.0
 
     @property
     def is_error(self) -> bool:
@@ -79,6 +112,15 @@ class Conversation:
     def add(self, message: Message) -> None:
         """Append one message."""
         self.messages.append(message)
+
+
+def usage_of(messages: Iterable[Message]) -> Usage:
+    """The tokens every model turn among ``messages`` used, added up."""
+    total = Usage()
+    for message in messages:
+        if isinstance(message, AssistantMessage) and message.usage is not None:
+            total += message.usage
+    return total
 
 
 @dataclass(frozen=True)

@@ -187,3 +187,18 @@ def ikigai_skill_sources(home: Path, cwd: Path) -> Sequence[SkillSource]:
     :returns: zero or more sources, each with ``name``, ``precedence`` and ``scan()``
         returning a :class:`ikigai_core.skills.SkillScan`.
     """
+
+
+# -- The chat's status line ----------------------------------------------------
+
+
+@hookspec
+def ikigai_status(context: CallContext) -> Sequence[str]:
+    """Return short words for the chat's status line, after the provider, model and tokens.
+
+    Called each time a terminal chat draws its status line (at every prompt), so answer
+    fast: an approval mode (``approve: ask``), a sandbox (``sandbox: on``).
+
+    :param context: where and for whom this invocation's tool calls run.
+    :returns: zero or more short strings.
+    """

@@ -24,12 +24,13 @@ from click.testing import CliRunner
 
 from ikigai_core.app import App
 from ikigai_core.cli import cli
-from ikigai_core.commands.agent import wait_for_tools
+from ikigai_core.commands.chat import wait_for_tools
 from ikigai_core.providers import collect_providers
 from tests.support.fakeserver import RecordedRequest
-from tests.support.procs import wait_gone
+from tests.support.procs import pid_written, wait_gone
 from tests.support.replies import REPLIES
 from tests.support.terminal import Terminal
+from tests.support.tools import write_hang_tool
 
 PROVIDERS = ("openai", "anthropic", "google")
 KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
@@ -480,13 +481,25 @@ def test_chat_help_unknown_commands_and_tools(keys):
     result = invoke("chat", "--provider", "openai", input="/help\n/nope\n/tool nosuch\n/\n")
     assert result.exit_code == 0
     assert "/tool NAME" in result.stdout and "/refresh" in result.stdout
-    assert result.stderr.splitlines() == [
-        "ikigai: unknown command /nope; commands: /tool [NAME], /refresh, /skill, /load, "
-        "/toolset, /help, /quit",
-        "ikigai: unknown tool 'nosuch'; /tool lists them",
-        "ikigai: unknown command /; commands: /tool [NAME], /refresh, /skill, /load, /toolset, "
-        "/help, /quit",
-    ]
+    nope, nosuch, slash = result.stderr.splitlines()
+    for line, name in ((nope, "/nope"), (slash, "/")):
+        assert line.startswith(f"ikigai: unknown command {name}; commands: /tool [NAME], /refresh")
+        assert "/skill, /load, /toolset, /model NAME, /clear, /help, /quit" in line
+    assert nosuch == "ikigai: unknown tool 'nosuch'; /tool lists them"
+
+
+def test_chat_model_switches_the_model_and_clear_starts_afresh(keys, fake_server):
+    replies = REPLIES["openai"]
+    fake_server.push(replies.reply("One."), replies.reply("Two."), replies.reply("Three."))
+    script = "first\n/model other-model\nsecond\n/clear\nthird\n/model\n"
+    result = invoke("chat", "--provider", "openai", "--no-stream", input=script)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "One.\nmodel: other-model\nTwo.\nThree.\n"
+    assert result.stderr == ("ikigai: /model needs a name; the model now is other-model\n")
+    first, second, third = fake_server.requests
+    assert second.json["model"] == "other-model" != first.json["model"]
+    assert prompts("openai", second) == ["first", "second"]
+    assert prompts("openai", third) == ["third"]
 
 
 def test_chat_with_no_tools(keys, monkeypatch):
@@ -513,23 +526,6 @@ def test_spinner_shows_while_discovery_runs(make_tool, isolated_home, capsys, mo
 # -- Ctrl-C -------------------------------------------------------------------------------
 
 
-def _hang_tool(make_tool, isolated_home: Path, pids: Path) -> None:
-    make_tool(isolated_home / "tools", "hang-tool", body=f"""
-        with open({str(pids)!r}, "a") as f:
-            f.write(f"{{os.getpid()}}\\n")
-        time.sleep(60)
-    """)
-
-
-def _wait_for(path: Path, timeout: float = 20) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().endswith("\n"):
-            return path.read_text()
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never written")
-
-
 @contextlib.contextmanager
 def _running(argv: list[str]) -> Iterator[subprocess.Popen[str]]:
     """``argv`` with piped stdio; killed if still running when the block ends."""
@@ -546,10 +542,10 @@ def _running(argv: list[str]) -> Iterator[subprocess.Popen[str]]:
 def test_ctrl_c_in_ask_kills_the_tool_and_exits_130(approve_all, keys, fake_server, make_tool,
                                                     isolated_home, tmp_path):
     pids = tmp_path / "pids"
-    _hang_tool(make_tool, isolated_home, pids)
+    write_hang_tool(isolated_home / "tools", pids)
     fake_server.push(REPLIES["openai"].reply(calls=[("c", "hang", {})]))
     with _running([IKIGAI, "ask", "--provider", "openai", "--no-stream", "hang"]) as proc:
-        pid = int(_wait_for(pids))
+        pid = pid_written(pids)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130
@@ -561,14 +557,14 @@ def test_ctrl_c_in_chat_cancels_the_turn_and_returns_to_the_prompt(
     approve_all, keys, fake_server, make_tool, isolated_home, tmp_path
 ):
     pids = tmp_path / "pids"
-    _hang_tool(make_tool, isolated_home, pids)
+    write_hang_tool(isolated_home / "tools", pids)
     replies = REPLIES["google"]
     fake_server.push(replies.reply(calls=[("c", "hang", {})]), replies.reply("Still here."))
     with _running([IKIGAI, "chat", "--provider", "google", "--no-stream"]) as proc:
         assert proc.stdin is not None
         proc.stdin.write("hang\n")
         proc.stdin.flush()
-        pid = int(_wait_for(pids))
+        pid = pid_written(pids)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate("are you there?\n", timeout=20)
     assert proc.returncode == 0, err

@@ -33,6 +33,13 @@ def test_file_then_environment(tmp_path):
     assert (settings.provider, settings.model) == ("anthropic", "m")
 
 
+def test_log_from_file_and_environment(tmp_path):
+    assert load_settings(tmp_path, {}).log is True
+    (tmp_path / "config.json").write_text('{"log": false}')
+    assert load_settings(tmp_path, {}).log is False
+    assert load_settings(tmp_path, {"IKIGAI_LOG": "true"}).log is True
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -55,6 +62,8 @@ def test_bad_config_file_is_one_clear_error(tmp_path, content, message):
         ('{"tool_timeout": true}', "tool_timeout", "'tool_timeout' must be a positive float"),
         ('{"tool_max_output": 1.5}', "tool_max_output", "'tool_max_output' must be a positive int"),
         ('{"provider": ""}', "provider", "'provider' must be a non-empty string"),
+        ('{"log": "no"}', "log", "'log' must be true or false"),
+        ('{"log": 0}', "log", "'log' must be true or false"),
     ],
 )
 def test_a_bad_value_is_one_clear_error_where_it_is_read(tmp_path, content, key, message):

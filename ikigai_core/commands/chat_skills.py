@@ -1,30 +1,25 @@
 """Chat's slash commands for skills and toolsets: ``/skill``, ``/load NAME``, ``/toolset``.
 
-A table the chat loop dispatches to (:data:`COMMANDS`), with its lines for ``/help``.
+Entries for the chat's command table (:data:`COMMANDS`, with their lines for ``/help``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
 
+from ikigai_core.commands.chat_table import ChatCommand
 from ikigai_core.commands.output import printable
 from ikigai_core.commands.skills import skill_lines
 from ikigai_core.errors import UsageError
 from ikigai_core.prompt import with_skill
 
 if TYPE_CHECKING:
-    from ikigai_core.commands.agent import _Chat
-
-HELP = """\
-/skill        list the skills
-/load NAME    load a skill: its instructions, and the tools it brings
-/toolset      show the tools sent; /toolset a,b (or all, none) changes them"""
+    from ikigai_core.commands.chat import ChatSession
 
 
-def list_skills(chat: _Chat, argument: str) -> None:
+def list_skills(chat: ChatSession, argument: str) -> None:
     """``/skill``: every skill the model or ``/load`` can load."""
     skills = chat.agent.toolset.skills
     click.echo("Skills:" if skills else "No skills installed.")
@@ -32,7 +27,7 @@ def list_skills(chat: _Chat, argument: str) -> None:
         click.echo(f"  {line}")
 
 
-def load_skill(chat: _Chat, argument: str) -> None:
+def load_skill(chat: ChatSession, argument: str) -> None:
     """``/load NAME``: the skill's instructions join the system prompt, its tools the set."""
     if not argument:
         raise UsageError("/load needs a skill name; /skill lists them")
@@ -46,7 +41,7 @@ def load_skill(chat: _Chat, argument: str) -> None:
     click.echo(printable(toolset.describe(chat.tools())))
 
 
-def toolset(chat: _Chat, argument: str) -> None:
+def toolset(chat: ChatSession, argument: str) -> None:
     """``/toolset``: show the tools sent; with names (or ``all``, ``none``), change them."""
     registry = chat.tools()
     if argument:
@@ -54,8 +49,10 @@ def toolset(chat: _Chat, argument: str) -> None:
     click.echo(printable(chat.agent.toolset.describe(registry)))
 
 
-COMMANDS: dict[str, Callable[[_Chat, str], None]] = {
-    "/skill": list_skills,
-    "/load": load_skill,
-    "/toolset": toolset,
-}
+COMMANDS = (
+    ChatCommand("/skill", "/skill", list_skills, (("/skill", "list the skills"),)),
+    ChatCommand("/load", "/load", load_skill,
+                (("/load NAME", "load a skill: its instructions, and the tools it brings"),)),
+    ChatCommand("/toolset", "/toolset", toolset,
+                (("/toolset", "show the tools sent; /toolset a,b (or all, none) changes them"),)),
+)

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-HEAVY = ("httpx", "jsonschema", "mcp", "ikigai_core.execution")
+HEAVY = ("httpx", "jsonschema", "mcp", "ikigai_core.execution", "prompt_toolkit")
 """What `ikigai tool list` on a warm cache must not import (issue 2): the HTTP client, the
-validator, the MCP SDK, and the executor (discovery needs only the process hook, issue 14)."""
+validator, the MCP SDK, and the executor (discovery needs only the process hook, issue 14);
+and what ``ask`` and ``chat`` on a pipe must not import: the prompt (issue 13)."""
 
 _MARKER = "IMPORTED-HEAVY:"
 _SCRIPT = f"""
@@ -28,7 +29,7 @@ def heavy_imports(args: Sequence[str], *, env: Mapping[str, str], cwd: str) -> l
     """Run ``ikigai ARGS`` through its console-script ``main`` and list the heavy packages
     it imported (see :data:`HEAVY`)."""
     ran = subprocess.run([sys.executable, "-c", _SCRIPT, *args], capture_output=True, text=True,
-                         env=dict(env), cwd=cwd, timeout=120)
+                         env=dict(env), cwd=cwd, timeout=120, stdin=subprocess.DEVNULL)
     for line in reversed(ran.stderr.splitlines()):
         if line.startswith(_MARKER):
             return json.loads(line[len(_MARKER):])

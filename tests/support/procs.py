@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 
 def pid_alive(pid: int) -> bool:
@@ -29,3 +30,13 @@ def wait_gone(pid: int, timeout: float = 5.0) -> bool:
 def open_fd_count() -> int:
     """How many file descriptors this process holds."""
     return len(os.listdir("/proc/self/fd"))
+
+
+def pid_written(path: Path, timeout: float = 20) -> int:
+    """The pid a process writes to ``path`` (a line), once it is there."""
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text().endswith("\n")):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} never written")
+        time.sleep(0.05)
+    return int(path.read_text())

@@ -109,6 +109,15 @@ class ProviderContract:
         assert self.calls(message) == [LS]
         assert "".join(seen) == ("Let me list." if stream else "")
 
+    @pytest.mark.parametrize("stream", [False, True])
+    def test_usage_is_read_from_the_reply(self, fake_server, stream):
+        """The tokens the provider reports (10 in, 5 out; Anthropic's stream ends with
+        a cumulative 15 out) reach the status line and the session log."""
+        fake_server.push(self.replies.reply("Hi.", stream=stream))
+        usage = self.send(fake_server.url, stream=stream).usage
+        assert usage is not None and usage.input_tokens == 10
+        assert usage.output_tokens in (5, 15)
+
     def test_stream_answered_with_one_json_body(self, fake_server):
         """Some proxies answer a streaming request with the whole response as JSON."""
         fake_server.push(self.replies.reply("Let me list.", calls=[LS]))

@@ -62,3 +62,12 @@ def write_shell_tool(directory: Path, filename: str, script: str, mode: int = 0o
     path.write_text("#!/bin/sh\n" + textwrap.dedent(script))
     os.chmod(path, mode)
     return path
+
+
+def write_hang_tool(directory: Path, pids: Path) -> Path:
+    """Write ``hang-tool``: it appends its pid to ``pids`` and sleeps a minute."""
+    return write_tool(directory, "hang-tool", body=f"""
+        with open({str(pids)!r}, "a") as f:
+            f.write(f"{{os.getpid()}}\\n")
+        time.sleep(60)
+    """)

@@ -21,6 +21,7 @@ from ikigai_core import (
     Tool,
     ToolCall,
     ToolResultsMessage,
+    Usage,
     UserMessage,
     load_object,
     parse_tool_call,
@@ -72,7 +73,8 @@ class OllamaProvider(Provider):
         message = body["message"]
         calls = [_call(index, call) for index, call in enumerate(message.get("tool_calls") or ())]
         return AssistantMessage(message.get("content") or "", tuple(calls),
-                                stop_reason=body.get("done_reason"))
+                                stop_reason=body.get("done_reason"),
+                                usage=Usage.read(body, "prompt_eval_count", "eval_count"))
 
     def parse_stream(
         self, events: Iterable[ServerSentEvent]

@@ -29,7 +29,8 @@ class OllamaReplies(ProviderReplies):
     def _line(self, message: dict[str, Any], done: bool) -> dict[str, Any]:
         line = {"model": "llama3.2", "created_at": "2026-01-01T00:00:00Z",
                 "message": {"role": "assistant", "content": "", **message}, "done": done}
-        return {**line, "done_reason": "stop", "eval_count": 5} if done else line
+        done_line = {"done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5}
+        return {**line, **done_line} if done else line
 
     def _calls(self, calls: Sequence[Call]) -> list[dict[str, Any]]:
         return [{"id": call_id, "function": {"name": name, "arguments": arguments}}

@@ -18,6 +18,7 @@ from ikigai_core.conversation import (
     TextDelta,
     ToolCall,
     ToolResultsMessage,
+    Usage,
     UserMessage,
 )
 from ikigai_core.sse import ServerSentEvent
@@ -68,17 +69,18 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
 
 
 def _turn(
-    blocks: list[dict[str, Any]], calls: list[ToolCall], stop: str | None
+    blocks: list[dict[str, Any]], calls: list[ToolCall], stop: str | None, usage: Any
 ) -> AssistantMessage:
     text = "".join(block["text"] for block in blocks if block.get("type") == "text")
-    return AssistantMessage(text=text, tool_calls=tuple(calls), raw=blocks, stop_reason=stop)
+    return AssistantMessage(text=text, tool_calls=tuple(calls), raw=blocks, stop_reason=stop,
+                            usage=Usage.read(usage, "input_tokens", "output_tokens"))
 
 
 def parse_response(body: Mapping[str, Any]) -> AssistantMessage:
     """A ``message`` object: its ``text`` and ``tool_use`` blocks, in order."""
     blocks = [dict(block) for block in body["content"]]
     calls = [_call(block, block["input"]) for block in blocks if block["type"] == "tool_use"]
-    return _turn(blocks, calls, body.get("stop_reason"))
+    return _turn(blocks, calls, body.get("stop_reason"), body.get("usage"))
 
 
 def _call(block: Mapping[str, Any], arguments: Any) -> ToolCall:
@@ -96,12 +98,15 @@ def parse_stream(
     blocks: dict[int, dict[str, Any]] = {}
     partial: dict[int, list[str]] = {}
     stop = None
+    usage: dict[str, Any] = {}  # input tokens at message_start, output at each message_delta
     for event in events:
         data = load_object(name, event.data)
         kind = data.get("type", event.event)
         if kind == "error":
             raise stream_error(name, data)
-        if kind == "content_block_start":
+        if kind == "message_start":
+            usage.update((data.get("message") or {}).get("usage") or {})
+        elif kind == "content_block_start":
             blocks[data["index"]] = dict(data["content_block"])
             partial[data["index"]] = []
         elif kind == "content_block_delta":
@@ -110,11 +115,12 @@ def parse_stream(
                 yield TextDelta(text)
         elif kind == "message_delta":
             stop = data.get("delta", {}).get("stop_reason") or stop
+            usage.update(data.get("usage") or {})
         elif kind == "message_stop":
             ordered = [blocks[index] for index in sorted(blocks)]
             calls = [_finish_tool_use(blocks[index], partial[index])
                      for index in sorted(blocks) if blocks[index].get("type") == "tool_use"]
-            yield _turn(ordered, calls, stop)
+            yield _turn(ordered, calls, stop, usage)
             return
     raise stream_incomplete(name, "message_stop")
 

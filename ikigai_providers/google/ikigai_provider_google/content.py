@@ -20,6 +20,7 @@ from ikigai_core.conversation import (
     ToolCall,
     ToolResult,
     ToolResultsMessage,
+    Usage,
     UserMessage,
 )
 from ikigai_core.errors import ProviderError
@@ -71,7 +72,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     return parts
 
 
-def _turn(parts: list[dict[str, Any]], finish: str | None) -> AssistantMessage:
+def _turn(parts: list[dict[str, Any]], finish: str | None, usage: Any) -> AssistantMessage:
     """Text from the visible text parts; calls from the ``functionCall`` parts (Gemini's
     ``finishReason`` is ``STOP`` with or without calls)."""
     text = "".join(part["text"] for part in parts if "text" in part and not part.get("thought"))
@@ -80,7 +81,8 @@ def _turn(parts: list[dict[str, Any]], finish: str | None) -> AssistantMessage:
         for index, part in enumerate(p for p in parts if "functionCall" in p)
     )
     raw = {"role": "model", "parts": parts} if parts else None
-    return AssistantMessage(text=text, tool_calls=calls, raw=raw, stop_reason=finish)
+    return AssistantMessage(text=text, tool_calls=calls, raw=raw, stop_reason=finish,
+                            usage=Usage.read(usage, "promptTokenCount", "candidatesTokenCount"))
 
 
 def _call(index: int, call: Mapping[str, Any]) -> ToolCall:
@@ -105,7 +107,7 @@ def parse_response(body: Mapping[str, Any], name: str) -> AssistantMessage:
         raise _no_candidates(body, name)
     candidate = body["candidates"][0]
     parts = [dict(part) for part in (candidate.get("content") or {}).get("parts") or ()]
-    return _turn(parts, candidate.get("finishReason"))
+    return _turn(parts, candidate.get("finishReason"), body.get("usageMetadata"))
 
 
 def parse_stream(
@@ -114,11 +116,12 @@ def parse_stream(
     """One response per event: text parts are deltas; the stream ends after a
     ``finishReason``."""
     parts: list[dict[str, Any]] = []
-    finish = None
+    finish = usage = None
     for event in events:
         chunk = load_object(name, event.data)
         if "error" in chunk:
             raise stream_error(name, chunk)
+        usage = chunk.get("usageMetadata") or usage  # cumulative: the last one counts
         if not chunk.get("candidates"):
             if (chunk.get("promptFeedback") or {}).get("blockReason"):
                 raise _no_candidates(chunk, name)
@@ -131,4 +134,4 @@ def parse_stream(
         finish = candidate.get("finishReason") or finish
     if finish is None:
         raise stream_incomplete(name, "a finishReason")
-    yield _turn(parts, finish)
+    yield _turn(parts, finish, usage)

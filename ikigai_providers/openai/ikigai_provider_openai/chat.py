@@ -15,6 +15,7 @@ from ikigai_core.conversation import (
     Conversation,
     TextDelta,
     ToolResultsMessage,
+    Usage,
     UserMessage,
 )
 from ikigai_core.sse import ServerSentEvent
@@ -63,13 +64,14 @@ def assistant_message(content: str | None, calls: list[tuple[str, str, str]]) ->
 
 
 def _turn(
-    content: str | None, calls: list[tuple[str, str, str]], stop: str | None
+    content: str | None, calls: list[tuple[str, str, str]], stop: str | None, usage: Any
 ) -> AssistantMessage:
     return AssistantMessage(
         text=content or "",
         tool_calls=tuple(parse_tool_call(*call) for call in calls),
         raw=assistant_message(content, calls),
         stop_reason=stop,
+        usage=Usage.read(usage, "prompt_tokens", "completion_tokens"),
     )
 
 
@@ -82,7 +84,7 @@ def parse_response(body: Mapping[str, Any]) -> AssistantMessage:
         for call in message.get("tool_calls") or ()
     ]
     content = message.get("content") or message.get("refusal")
-    return _turn(content, calls, choice.get("finish_reason"))
+    return _turn(content, calls, choice.get("finish_reason"), body.get("usage"))
 
 
 def parse_stream(
@@ -91,19 +93,20 @@ def parse_stream(
     """``chat.completion.chunk`` events: text deltas, tool calls in pieces by ``index``."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
-    finish = None
+    finish = usage = None
     for event in events:
         if event.data.strip() == "[DONE]":
             ordered = [calls[index] for index in sorted(calls)]
             yield _turn(
                 "".join(text) or None,
                 [(c["id"], c["name"], "".join(c["arguments"])) for c in ordered],
-                finish,
+                finish, usage,
             )
             return
         chunk = load_object(name, event.data)
         if "error" in chunk:
             raise stream_error(name, chunk)
+        usage = chunk.get("usage") or usage  # the last chunk, with include_usage
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
             if delta.get("content"):

@@ -1,0 +1,193 @@
+"""How ``ask`` and ``chat`` look: plain text, or (on a terminal) the rendered screen.
+
+Plain is what a pipe, ``NO_COLOR`` (https://no-color.org), ``TERM=dumb`` and ``--plain``
+get, byte for byte what ikigai always printed: the model's text on stdout as it arrives,
+each tool call as ``ikigai: → ...``/``ikigai: ← ...`` lines on stderr. The rendered one
+lives in :mod:`ikigai_core.commands.screen`, imported (with ``rich`` and
+``prompt_toolkit``) only when it is used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import click
+
+from ikigai_core.commands.output import printable, warn
+from ikigai_core.statefiles import ensure_private_dir
+
+if TYPE_CHECKING:
+    from ikigai_core.app import App
+    from ikigai_core.commands.chat import ChatSession
+    from ikigai_core.conversation import ToolCall
+
+PROMPT = "> "
+ARGUMENTS_SHOWN = 100
+"""Characters of a tool call's arguments shown on its activity line."""
+HISTORY_LENGTH = 1000
+"""Lines of chat history kept in ``$IKIGAI_HOME/history``."""
+
+plain_option = click.option(
+    "--plain", is_flag=True,
+    help="Plain text even on a terminal (also NO_COLOR=1): no rendering, spinner or colours.")
+
+
+class FrontEnd(Protocol):
+    """What ``ask`` and ``chat`` show, and where ``chat`` reads its lines."""
+
+    def text(self, piece: str) -> None:
+        """Show a piece of the model's text as it arrives."""
+
+    def end_line(self) -> None:
+        """Finish what the model wrote so far (a line of its own for what comes next)."""
+
+    def request(self) -> None:
+        """A request to the model starts."""
+
+    def tool_start(self, call: ToolCall) -> None:
+        """A tool call is about to run."""
+
+    def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
+        """A tool call ended with ``envelope``."""
+
+    def turn(self) -> AbstractContextManager[None]:
+        """Around one prompt's whole exchange (the model's turns and the tools)."""
+
+    def started(self, chat: ChatSession, guard: str) -> None:
+        """The chat is about to read its first line; ``guard`` says how tools are guarded."""
+
+    def cleared(self) -> None:
+        """``/clear`` started a new conversation."""
+
+    def lines(self) -> Iterator[str]:
+        """The lines the user sends, until they leave."""
+
+
+def chatting_with(chat: ChatSession) -> str:
+    """``chatting with openai gpt-4o in project /src/app``: the banner's start."""
+    where = f" in project {chat.app.project}" if chat.app.project else ""
+    return f"chatting with {chat.agent.provider.name} {chat.agent.model}{where}"
+
+
+def is_plain(app: App, plain: bool) -> bool:
+    """Whether to print plain text: asked to, ``NO_COLOR``, ``TERM=dumb`` or not a terminal."""
+    return (plain or bool(app.environ.get("NO_COLOR")) or app.environ.get("TERM") == "dumb"
+            or not sys.stdout.isatty())
+
+
+def front_end(app: App, *, plain: bool, interactive: bool) -> FrontEnd:
+    """The front end for this invocation; ``interactive`` when it reads a chat's lines
+    (then a terminal also needs stdin on it)."""
+    if is_plain(app, plain) or (interactive and not sys.stdin.isatty()):
+        return PlainFrontEnd(app)
+    from ikigai_core.commands.screen import Screen
+
+    return Screen(app)
+
+
+class PlainFrontEnd:
+    """The model's text on stdout as it arrives; tool activity on stderr, on lines of its own;
+    a ``readline`` prompt on a terminal, one message per line from a pipe."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.last = ""
+        self.interactive = sys.stdin.isatty()
+
+    def text(self, piece: str) -> None:
+        """Print a piece of the model's text."""
+        click.echo(printable(piece), nl=False)
+        self.last = piece[-1:] or self.last
+
+    def end_line(self) -> None:
+        """End the model's line, if text is waiting on one."""
+        if self.last not in ("", "\n"):
+            click.echo()
+        self.last = ""
+
+    def request(self) -> None:
+        """Nothing to show."""
+
+    def tool_start(self, call: ToolCall) -> None:
+        """``ikigai: → bash {"command": ...}``."""
+        self.end_line()
+        shown = "(unreadable arguments)"
+        if call.arguments is not None:
+            shown = json.dumps(call.arguments, ensure_ascii=False)
+        if len(shown) > ARGUMENTS_SHOWN:
+            shown = shown[: ARGUMENTS_SHOWN - 1] + "…"
+        warn(f"→ {call.name} {shown}")
+
+    def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
+        """``ikigai: ← bash ok``, or the error code."""
+        status = "ok" if envelope.get("tool_success") else envelope.get("error_code", "failed")
+        warn(f"← {call.name} {status}")
+
+    def turn(self) -> AbstractContextManager[None]:
+        """Nothing around a turn; the text's last line is ended."""
+        return nullcontext()
+
+    def started(self, chat: ChatSession, guard: str) -> None:
+        """On a terminal: say who we chat with and how tools are guarded; let plugins ask
+        the user questions."""
+        if self.interactive:
+            from ikigai_core.commands.approving import terminal_asker
+
+            self.app.ask_user = terminal_asker()
+            warn(f"{chatting_with(chat)}; /help for commands")
+            warn(guard)
+
+    def cleared(self) -> None:
+        """Nothing to show."""
+
+    def lines(self) -> Iterator[str]:
+        """Lines typed at a prompt (with line editing and history), or one message per
+        line from a pipe (no prompt noise)."""
+        if not self.interactive:
+            yield from sys.stdin
+            return
+        with line_editing(self.app.home / "history"):
+            while True:
+                try:
+                    yield input(PROMPT)
+                except EOFError:
+                    click.echo()
+                    return
+
+
+class QuietFrontEnd(PlainFrontEnd):
+    """``ask --json``: the model's text only in the JSON printed at the end; tool activity
+    still on stderr."""
+
+    def text(self, piece: str) -> None:
+        """Nothing: the text is in the JSON."""
+
+    def end_line(self) -> None:
+        """Nothing was printed."""
+
+
+@contextmanager
+def line_editing(history: Path) -> Iterator[None]:
+    """Arrow keys and history at the prompt (readline), the history kept user-only in
+    ``history`` between chats. Without readline the prompt is plain ``input()``."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - a Python built without readline
+        yield
+        return
+    with suppress(OSError):
+        readline.read_history_file(history)
+    readline.set_history_length(HISTORY_LENGTH)
+    try:
+        yield
+    finally:
+        with suppress(OSError):
+            ensure_private_dir(history.parent)
+            readline.write_history_file(history)
+            history.chmod(0o600)
+

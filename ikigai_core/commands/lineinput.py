@@ -1,0 +1,175 @@
+"""The chat's prompt on a terminal (``prompt_toolkit``): multi-line input, pasted text kept
+whole, completion of slash commands and tool names, history, a status line, and the
+questions plugins ask (``app.ask_user``).
+
+Keys: Enter sends; Alt-Enter (or Esc then Enter), or Enter after a ``\\`` ending the line,
+starts a new line; Ctrl-C clears the line, and on an empty line pressed twice leaves, like
+Ctrl-D. (Ctrl-J is Enter: a terminal turns an Enter typed ahead, while the model answers,
+into Ctrl-J.)
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import get_app
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory
+from prompt_toolkit.key_binding import KeyBindings
+
+from ikigai_core.commands.output import printable
+from ikigai_core.statefiles import ensure_private_dir
+from ikigai_core.status import status_words
+
+if TYPE_CHECKING:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+    from prompt_toolkit.key_binding import KeyPressEvent
+
+    from ikigai_core.app import App
+    from ikigai_core.commands.chat import ChatSession
+
+PROMPT = "> "
+HISTORY_FILE = "prompt-history"
+"""The prompt's history in ``$IKIGAI_HOME`` (user-only); ``--plain`` keeps ``history``."""
+LEAVE_HINT = "Ctrl-C again (or Ctrl-D) leaves"
+
+
+@Condition
+def _after_backslash() -> bool:
+    """The cursor ends the input, right after a backslash."""
+    document = get_app().current_buffer.document
+    return document.is_cursor_at_the_end and document.text.endswith("\\")
+
+
+class ChatCompleter(Completer):
+    """Slash commands at the start of the line; tool names after ``/tool``."""
+
+    def __init__(self, chat: ChatSession) -> None:
+        self.chat = chat
+
+    def get_completions(self, document: Document,
+                        complete_event: CompleteEvent) -> Iterable[Completion]:
+        from ikigai_core.commands.chat_table import CHAT_COMMANDS
+
+        text = document.text_before_cursor
+        if not text.startswith("/") or "\n" in text:
+            return
+        if " " not in text:
+            names: Iterable[str] = CHAT_COMMANDS
+            word = text
+        elif text.startswith("/tool "):
+            names, word = self.chat.tools_found() or {}, text[len("/tool "):]
+        else:
+            return
+        for name in names:
+            if name.startswith(word):
+                yield Completion(name, start_position=-len(word))
+
+
+class LineInput:
+    """Reads the chat's lines, and answers ``app.ask_user`` questions, on the terminal.
+
+    :param app: the invocation (its home holds the history).
+    :param chat: the chat whose commands, tools, model and tokens the prompt shows.
+    """
+
+    def __init__(self, app: App, chat: ChatSession) -> None:
+        self.app = app
+        self.chat = chat
+        self.armed = False  # Ctrl-C was pressed on an empty line: once more leaves
+        self.asking = threading.Lock()
+        ensure_private_dir(app.home)
+        history = app.home / HISTORY_FILE
+        history.touch(mode=0o600)
+        self.session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history)), completer=ChatCompleter(chat),
+            complete_while_typing=False, key_bindings=self._keys(),
+            bottom_toolbar=self.status, enable_history_search=False)
+        self.session.default_buffer.on_text_changed += self._disarm
+        self.question: PromptSession[str] | None = None
+        previous = signal.getsignal(signal.SIGINT)
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            self.cancel_question()  # a Ctrl-C typed just before a question also ends it
+            if callable(previous):
+                previous(signum, frame)
+
+        signal.signal(signal.SIGINT, on_sigint)
+
+    def _disarm(self, _: object) -> None:
+        self.armed = False
+
+    def _keys(self) -> KeyBindings:
+        keys = KeyBindings()
+
+        @keys.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("enter", filter=_after_backslash)
+        def _continued(event: KeyPressEvent) -> None:
+            event.current_buffer.delete_before_cursor(1)
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()
+            elif self.armed:
+                event.app.exit(exception=EOFError())
+            else:
+                self.armed = True
+                event.app.invalidate()
+
+        return keys
+
+    def status(self) -> str:
+        """The status line: provider, model, tokens of the last turn and of the chat, then
+        what plugins add (``ikigai_status``)."""
+        agent = self.chat.agent
+        words = [agent.provider.name, agent.model,
+                 f"tokens: turn {self.chat.turn_usage.total:,} · "
+                 f"chat {self.chat.usage.total:,}",
+                 *status_words(self.app)]
+        if self.armed:
+            words.append(LEAVE_HINT)
+        return " · ".join(words)
+
+    def read(self) -> str | None:
+        """The next line the user sends; ``None`` when they leave."""
+        self.armed = False
+        try:
+            return self.session.prompt(PROMPT)
+        except EOFError:
+            return None
+
+    def ask(self, question: str) -> str | None:
+        """Ask ``question``; the answer typed, or ``None`` on Ctrl-C or Ctrl-D."""
+        with self.asking:
+            self.question = PromptSession()
+            try:
+                return self.question.prompt(f"{printable(question, keep_newlines=False)} ")
+            except (EOFError, KeyboardInterrupt):
+                return None
+            finally:
+                self.question = None
+
+    def cancel_question(self) -> None:
+        """End the question being asked, if any (from any thread): it answers ``None``."""
+        question = self.question
+        app = question.app if question is not None else None
+        loop = app.loop if app is not None and app.is_running else None
+        if app is None or loop is None:
+            return
+
+        def end() -> None:
+            app.exit(exception=EOFError())
+
+        loop.call_soon_threadsafe(end)
