@@ -276,3 +276,13 @@ def test_bwrap_arguments_protect_home_and_the_project_state():
     assert ["--ro-bind-try", "/h", "/h"] == args[args.index("/h") - 1:args.index("/h") + 2]
     assert "/w/.ikigai" in args and "/w/.git" in args
     assert "--bind" not in sandbox.bwrap_args("read-only", Path("/w"), Path("/h"), network=False)
+
+
+def test_workspace_write_keeps_a_tool_installed_under_tmp_visible(tmp_path):
+    """A venv (or a tool) under /tmp must not vanish behind the private /tmp."""
+    args = sandbox.bwrap_args("workspace-write", Path("/tmp/proj/work"), Path("/h"),
+                              network=False, keep=["/tmp/venv/bin/bash-tool", "/usr", "/tmp"])
+    private = args.index("--tmpfs")
+    kept = args.index("/tmp/venv")
+    assert args[kept - 1] == "--ro-bind-try" and private < kept < args.index("--bind")
+    assert args.count("/tmp/venv") == 2 and "/usr" not in args

@@ -12,6 +12,8 @@ run here is an error naming the Debian package: no tool runs unsandboxed by surp
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -50,21 +52,43 @@ def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
         return
     bwrap = usable_bwrap()
     workdir = Path(spec.cwd or context.cwd).resolve()
+    keep = [sys.prefix, sys.base_prefix, *(a for a in spec.argv if a.startswith("/"))]
     spec.argv = [bwrap, *bwrap_args(mode, workdir, context.home.resolve(),
-                                    network=context.settings.sandbox_network), "--",
+                                    network=context.settings.sandbox_network, keep=keep), "--",
                  *spec.argv]
 
 
-def bwrap_args(mode: str, workdir: Path, home: Path, *, network: bool) -> list[str]:
-    """bubblewrap's options for ``mode`` (``read-only`` or ``workspace-write``)."""
+def bwrap_args(
+    mode: str, workdir: Path, home: Path, *, network: bool, keep: Sequence[str] = ()
+) -> list[str]:
+    """bubblewrap's options for ``mode`` (``read-only`` or ``workspace-write``).
+
+    The private ``/tmp`` of ``workspace-write`` would hide a tool, or the Python running it,
+    installed under ``/tmp``: the top folder under ``/tmp`` of each path in ``keep`` stays
+    visible, read-only.
+    """
     args = list(_BASE)
     if not network:
         args.append("--unshare-net")
     if mode == "workspace-write":
-        args += ["--tmpfs", "/tmp", "--bind", str(workdir), str(workdir)]
+        args += ["--tmpfs", "/tmp"]
+        for kept in _under_tmp(keep):
+            args += ["--ro-bind-try", kept, kept]
+        args += ["--bind", str(workdir), str(workdir)]
         for protected in (home, workdir / ".ikigai", workdir / ".git"):
             args += ["--ro-bind-try", str(protected), str(protected)]
     return [*args, "--chdir", str(workdir)]
+
+
+def _under_tmp(paths: Sequence[str]) -> list[str]:
+    """``/tmp/TOP`` for each of ``paths`` (as given and resolved) that lies under ``/tmp``."""
+    tops: dict[str, None] = {}
+    for path in paths:
+        for form in {Path(path), Path(path).resolve()}:
+            parts = form.parts
+            if len(parts) > 2 and parts[:2] == ("/", "tmp"):
+                tops[f"/tmp/{parts[2]}"] = None
+    return list(tops)
 
 
 @lru_cache(maxsize=1)
