@@ -39,9 +39,11 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ikigai_core.discovery import DirectorySource
+    from ikigai_core.provider_hook import provider_hook
     from ikigai_core.providers import Provider, ProviderRequest, ToolFit
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.wire import (
+        TurnBuilder,
         http_error_message,
         load_object,
         parse_tool_call,
@@ -55,10 +57,11 @@ _LAZY = {
     "DirectorySource": "ikigai_core.discovery",
     "Provider": "ikigai_core.providers",
     "ProviderRequest": "ikigai_core.providers",
+    "provider_hook": "ikigai_core.provider_hook",
     "ToolFit": "ikigai_core.providers",
     "ServerSentEvent": "ikigai_core.sse",
-    **dict.fromkeys(("http_error_message", "load_object", "parse_tool_call", "stream_error",
-                     "stream_incomplete"), "ikigai_core.wire"),
+    **dict.fromkeys(("TurnBuilder", "http_error_message", "load_object", "parse_tool_call",
+                     "stream_error", "stream_incomplete"), "ikigai_core.wire"),
 }
 """Public names whose modules load on first use: a start-up (``ikigai tool list``) that
 never talks to a model or scans a directory of its own never pays for them."""
@@ -105,6 +108,7 @@ __all__ = [
     "ToolRunner",
     "ToolScan",
     "ToolSource",
+    "TurnBuilder",
     "Usage",
     "UserMessage",
     "__version__",
@@ -112,6 +116,7 @@ __all__ = [
     "http_error_message",
     "load_object",
     "parse_tool_call",
+    "provider_hook",
     "stream_error",
     "stream_incomplete",
 ]

@@ -5,6 +5,7 @@ Providers translate it to and from their wire format; the agent loop appends to 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,12 @@ class ToolCall:
     name: str
     arguments: Mapping[str, Any] | None
     arguments_error: str | None = None
+
+    @property
+    def arguments_or_empty(self) -> dict[str, Any]:
+        """The arguments as an object to send back to the model: ``{}`` when they were
+        broken."""
+        return dict(self.arguments or {})
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,11 @@ class ToolResult:
     call: ToolCall
     envelope: Mapping[str, Any]
     duration: float = 0.0
+
+    @property
+    def envelope_json(self) -> str:
+        """The envelope as JSON text (what most APIs take as a tool's result)."""
+        return json.dumps(self.envelope)
 
     @property
     def is_error(self) -> bool:

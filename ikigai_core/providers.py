@@ -12,15 +12,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
+from ikigai_core.conversation import ToolResultsMessage, UserMessage
 from ikigai_core.errors import PluginError, UsageError
 from ikigai_core.hookcall import collect
 from ikigai_core.notices import Notices
-from ikigai_core.wire import base_url, http_error_message
+from ikigai_core.wire import (
+    TurnBuilder,
+    base_url,
+    http_error_message,
+    load_object,
+    stream_error,
+    stream_incomplete,
+)
 
 if TYPE_CHECKING:
     import pluggy
 
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
+    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, ToolResult
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
 
@@ -79,11 +87,14 @@ class ToolFit:
 
 
 class Provider:
-    """The base of every provider: declare its parts, write only its wire format.
+    """The base of every provider: declare its parts, write only its wire shapes.
 
-    A subclass sets the class attributes below and implements :meth:`tool_schema` (or
-    :meth:`fit_tool`, to rewrite or leave out what its API rejects),
-    :meth:`request_body`, :meth:`parse_response` and :meth:`parse_stream`. Everything
+    A subclass sets the class attributes below and writes its API's own JSON:
+    :meth:`tool_schema` (or :meth:`fit_tool`, to rewrite or leave out what its API
+    rejects) and :meth:`request_body`, where :meth:`wire_messages` turns the conversation
+    into messages through :meth:`user_entry`, :meth:`assistant_entry` and
+    :meth:`result_entries`; and :meth:`read_event`, which reads one stream event (and by
+    default a whole reply) into a :class:`~ikigai_core.wire.TurnBuilder`. Everything
     here is pure (no network): ikigai's transport builds the request with
     :meth:`http_request`, sends it, retries, and hands back the parsed body or the
     stream's events (cut by :attr:`stream_framing`).
@@ -101,6 +112,9 @@ class Provider:
     """Appended to the base URL; ``{model}`` in it is replaced by the URL-quoted model."""
     stream_path: ClassVar[str | None] = None
     """The path of a streamed request, when it differs from :attr:`path`."""
+    model_prefix: ClassVar[str] = ""
+    """Taken off the front of a model name before it goes in the path (Gemini lists its
+    models as ``models/NAME``)."""
     api_key_env: ClassVar[Sequence[str]] = ()
     """Environment variables that may hold the API key, most preferred first (or none)."""
     key_required: ClassVar[bool] = True
@@ -110,10 +124,28 @@ class Provider:
     """The header carrying the key."""
     auth_prefix: ClassVar[str] = "Bearer "
     """What comes before the key in :attr:`auth_header` (``""`` for a bare key)."""
+    key_rejected_marker: ClassVar[bytes | None] = None
+    """Text in a 400 answer's body that means the key was rejected (Gemini:
+    ``API_KEY_INVALID``); a 401 always does."""
     headers: ClassVar[Mapping[str, str]] = {}
     """Extra headers sent with every request (an API version, say)."""
     stream_framing: ClassVar[str] = "sse"
     """``"sse"`` (server-sent events) or ``"ndjson"`` (each line one event's data)."""
+    stream_done: ClassVar[str | None] = None
+    """An event whose data is this text (not JSON) ends the stream (OpenAI: ``[DONE]``)."""
+    stream_end: ClassVar[str] = "its last event"
+    """What ends a complete stream, as the error for a stream cut short names it."""
+    usage_keys: ClassVar[tuple[str, str]] = ("input_tokens", "output_tokens")
+    """The names of the input and output token counts in the API's usage object."""
+    system_role: ClassVar[str | None] = None
+    """When set, the system prompt goes first among the messages, as
+    ``{"role": system_role, "content": prompt}`` (OpenAI: ``"system"``); else the body
+    holds it elsewhere (:meth:`request_body` puts it there)."""
+    merge_key: ClassVar[str | None] = None
+    """When set, consecutive messages of one role become one, their lists under this key
+    joined (Anthropic wants roles to alternate: ``"content"``)."""
+
+    # -- Tools -----------------------------------------------------------------
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """Translate one registry tool into this provider's tool declaration (used by the
@@ -137,22 +169,55 @@ class Provider:
         :meth:`request_body`: a tool left out never breaks the request)."""
         return [fit.declaration for fit in self.fit_tools(tools) if fit.declaration is not None]
 
+    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Undo what :meth:`fit_tool` changed in the model's arguments (OpenAI: nulls)."""
+        return dict(arguments)
+
+    # -- The request -----------------------------------------------------------
+
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
     ) -> dict[str, Any]:
         """Build the JSON body for the next model turn (no key in it)."""
         raise NotImplementedError
 
-    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """Read a non-streamed response body into one assistant turn."""
+    def wire_messages(self, conversation: Conversation) -> list[dict[str, Any]]:
+        """The conversation as the API's list of messages, oldest first: the system
+        prompt (see :attr:`system_role`), then one :meth:`user_entry`,
+        :meth:`assistant_entry` or :meth:`result_entries` per message (see
+        :attr:`merge_key`). An assistant turn with neither text nor calls is left out:
+        every API rejects an empty one."""
+        entries: list[dict[str, Any]] = []
+        for message in conversation.messages:
+            if isinstance(message, UserMessage):
+                new = [self.user_entry(message.text)]
+            elif isinstance(message, ToolResultsMessage):
+                new = self.result_entries(message.results)
+            elif message.text or message.tool_calls:
+                new = [self.assistant_entry(message)]
+            else:
+                continue
+            for entry in new:
+                key = self.merge_key
+                if key and entries and entries[-1]["role"] == entry["role"]:
+                    entries[-1][key].extend(entry[key])
+                else:
+                    entries.append(entry)
+        if self.system_role and conversation.system:
+            entries.insert(0, {"role": self.system_role, "content": conversation.system})
+        return entries
+
+    def user_entry(self, text: str) -> dict[str, Any]:
+        """One message holding text the user typed; by default the chat form most APIs
+        share, ``{"role": "user", "content": text}``."""
+        return {"role": "user", "content": text}
+
+    def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
+        """One model turn as a message (from its ``raw`` form when it has one)."""
         raise NotImplementedError
 
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """Read a stream: yield text as it arrives, then the whole assistant turn last.
-
-        With ``ndjson`` framing each event's ``data`` is one line of the body."""
+    def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """The results of one turn's tool calls, as one or more messages."""
         raise NotImplementedError
 
     def http_request(
@@ -167,7 +232,8 @@ class Provider:
             headers[self.auth_header] = self.auth_prefix + api_key
         if stream and self.stream_framing == "sse":
             headers["Accept"] = "text/event-stream"
-        return ProviderRequest(url + path.replace("{model}", quote(model, safe="")), headers, body)
+        model = quote(model.removeprefix(self.model_prefix), safe="")
+        return ProviderRequest(url + path.replace("{model}", model), headers, body)
 
     def error_message(self, status: int, body: bytes, *, model: str, key_env: str | None) -> str:
         """One line for an HTTP error status: what went wrong and what to do.
@@ -175,11 +241,64 @@ class Provider:
         ``key_env`` is the variable the key was read from (``None``: no key was sent),
         to name when the key is rejected or missing.
         """
-        return http_error_message(self, status, body, model=model, key_env=key_env)
+        marker = self.key_rejected_marker
+        rejected = status == 400 and marker is not None and marker in body
+        return http_error_message(self, status, body, model=model, key_env=key_env,
+                                  key_rejected=rejected)
 
-    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Undo what :meth:`fit_tool` changed in the model's arguments (OpenAI: nulls)."""
-        return dict(arguments)
+    # -- The answer ------------------------------------------------------------
+
+    def new_turn(self) -> TurnBuilder:
+        """An empty turn reading this API's usage fields (:attr:`usage_keys`)."""
+        return TurnBuilder(self.usage_keys)
+
+    def read_event(self, data: dict[str, Any], turn: TurnBuilder) -> bool:
+        """Read one stream event's JSON object into ``turn``; true when it ends the turn.
+
+        An event holding ``error`` never comes here (it is the stream's error)."""
+        raise NotImplementedError
+
+    def stream_complete(self, turn: TurnBuilder) -> bool:
+        """Whether a stream that ended without a last event still holds a whole turn
+        (Gemini's ends after a ``finishReason``). By default it does not."""
+        return False
+
+    def finish_turn(self, turn: TurnBuilder) -> AssistantMessage:
+        """The assistant turn ``turn`` gathered; override to keep the API's own form of
+        it in ``raw``."""
+        return turn.message()
+
+    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
+        """Read a non-streamed response body into one assistant turn; by default the body
+        is read as one stream event (:meth:`read_event`)."""
+        turn = self.new_turn()
+        self.read_event(dict(body), turn)
+        return self.finish_turn(turn)
+
+    def parse_stream(
+        self, events: Iterable[ServerSentEvent]
+    ) -> Iterator[TextDelta | AssistantMessage]:
+        """Read a stream: yield text as it arrives, then the whole assistant turn last.
+
+        Each event goes to :meth:`read_event` until one ends the turn; an event holding
+        ``error`` is the provider's error; a stream that stops before its end
+        (:attr:`stream_end`) is incomplete. With ``ndjson`` framing each event's ``data``
+        is one line of the body."""
+        turn = self.new_turn()
+        for event in events:
+            done = event.data.strip() == self.stream_done
+            if not done:
+                data = load_object(self.name, event.data)
+                if "error" in data:
+                    raise stream_error(self.name, data)
+                done = self.read_event(data, turn)
+            yield from turn.deltas()
+            if done:
+                break
+        else:
+            if not self.stream_complete(turn):
+                raise stream_incomplete(self.name, self.stream_end)
+        yield self.finish_turn(turn)
 
 
 def provider_problem(provider: Any) -> str | None:

@@ -1,4 +1,5 @@
-"""Pure helpers every provider's wire format shares: base URLs, JSON pieces, error lines.
+"""Pure helpers every provider's wire format shares: base URLs, JSON pieces, error lines,
+and :class:`TurnBuilder`, which gathers one assistant turn from a reply or a stream.
 
 Provider plugins import this module at load time, so it stays free of network code
 (``ikigai_core.transport`` does the sending).
@@ -6,10 +7,11 @@ Provider plugins import this module at load time, so it stays free of network co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ikigai_core.conversation import ToolCall
+from ikigai_core.conversation import AssistantMessage, TextDelta, ToolCall, Usage
 from ikigai_core.errors import ProviderError
 from ikigai_core.strictjson import loads
 
@@ -117,11 +119,16 @@ def stream_incomplete(provider_name: str, missing: str) -> ProviderError:
     )
 
 
-def parse_tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
-    """A tool call from its JSON-text arguments; broken JSON sets ``arguments_error``.
+def parse_tool_call(call_id: str, name: str, arguments: Any) -> ToolCall:
+    """A tool call from its arguments as the provider sent them: a JSON object as is, JSON
+    text parsed; anything else (broken JSON, an array, a number) sets ``arguments_error``.
 
     Empty text means no arguments (``{}``): streams of argument-less calls send none.
     """
+    if isinstance(arguments, dict):
+        return ToolCall(call_id, name, arguments)
+    if not isinstance(arguments, str):
+        return ToolCall(call_id, name, None, "arguments are not a JSON object")
     if not arguments.strip():
         return ToolCall(call_id, name, {})
     try:
@@ -132,6 +139,102 @@ def parse_tool_call(call_id: str, name: str, arguments: str) -> ToolCall:
         problem = f"arguments are not a JSON object: {one_line(arguments, 80)}"
         return ToolCall(call_id, name, None, problem)
     return ToolCall(call_id, name, value)
+
+
+@dataclass
+class _CallPieces:
+    id: str = ""
+    name: str = ""
+    text: list[str] = field(default_factory=list)
+    whole: Any = None
+
+
+class TurnBuilder:
+    """One assistant turn gathered from a reply or a stream, whatever the provider.
+
+    A provider's parser feeds it what each reply or event holds: text
+    (:meth:`add_text`; while streaming, :meth:`deltas` hands it on), tool calls whole or
+    in fragments (:meth:`add_call`), the stop reason and the usage fields; its own pieces
+    of the turn, to send back unchanged, go in :attr:`parts`. :meth:`message` makes the
+    :class:`~ikigai_core.conversation.AssistantMessage`.
+
+    :param usage_keys: the names of the input and output token counts in the provider's
+        usage object (``("prompt_tokens", "completion_tokens")``).
+    """
+
+    def __init__(self, usage_keys: tuple[str, str]) -> None:
+        self.usage_keys = usage_keys
+        self.parts: dict[int, dict[str, Any]] = {}
+        """The provider's own pieces of the turn (blocks, parts) by index, as it sent them."""
+        self.stop_reason: str | None = None
+        self.usage: dict[str, Any] = {}
+        self._text: list[str] = []
+        self._unsent = 0
+        self._calls: dict[int, _CallPieces] = {}
+
+    @property
+    def text(self) -> str:
+        """The turn's text so far."""
+        return "".join(self._text)
+
+    def add_text(self, text: str | None) -> None:
+        """Append visible text (nothing when empty or ``None``)."""
+        if text:
+            self._text.append(text)
+
+    def deltas(self) -> Iterator[TextDelta]:
+        """The text added since the last call, one delta a piece."""
+        while self._unsent < len(self._text):
+            self._unsent += 1
+            yield TextDelta(self._text[self._unsent - 1])
+
+    def add_call(self, index: int, call_id: str | None = None, name: str | None = None,
+                 arguments: Any = "") -> None:
+        """A tool call, or one fragment of it: the first id and name given win; argument
+        text is appended to the call's (JSON text in pieces); anything else given as
+        ``arguments`` (an object, as most replies send it) is the call's arguments."""
+        call = self._calls.setdefault(index, _CallPieces())
+        call.id = call.id or call_id or ""
+        call.name = call.name or name or ""
+        if isinstance(arguments, str):
+            call.text.append(arguments)
+        else:
+            call.whole = arguments
+
+    def stop(self, reason: str | None) -> None:
+        """The provider's stop reason (the last one given wins)."""
+        self.stop_reason = reason or self.stop_reason
+
+    def add_usage(self, fields: Any) -> None:
+        """Usage fields from a reply or an event; later counts replace earlier ones."""
+        if isinstance(fields, Mapping):
+            self.usage.update(fields)
+
+    def call_texts(self) -> list[tuple[str, str, str]]:
+        """``(id, name, arguments text)`` of each call in index order, the text as sent."""
+        return [(call.id, call.name, "".join(call.text)) for _, call in self._ordered()]
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The calls in index order (:func:`parse_tool_call` on their arguments)."""
+        return tuple(
+            parse_tool_call(call.id, call.name,
+                            "".join(call.text) if call.whole is None else call.whole)
+            for _, call in self._ordered()
+        )
+
+    def ordered_parts(self) -> list[dict[str, Any]]:
+        """:attr:`parts` in index order."""
+        return [self.parts[index] for index in sorted(self.parts)]
+
+    def message(self, raw: Any = None) -> AssistantMessage:
+        """The turn, with ``raw`` (the provider's own form of it, when it must go back as
+        it came)."""
+        return AssistantMessage(text=self.text, tool_calls=self.tool_calls(), raw=raw,
+                                stop_reason=self.stop_reason,
+                                usage=Usage.read(self.usage, *self.usage_keys))
+
+    def _ordered(self) -> list[tuple[int, _CallPieces]]:
+        return sorted(self._calls.items())
 
 
 def stream_error(provider_name: str, event: Mapping[str, Any]) -> ProviderError:

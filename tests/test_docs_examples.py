@@ -104,7 +104,8 @@ def test_provider_answers_through_the_transport(fake_server, stream):
     assert "".join(seen) == ("Hello there." if stream else "")
     [request] = fake_server.requests
     assert (request.path, request.headers["authorization"]) == ("/chat", "Bearer k-1")
-    assert request.json["user"] == ["hi"] and request.json["system"] == "Be brief."
+    assert request.json["user"] == [{"role": "user", "content": "hi"}]
+    assert request.json["system"] == "Be brief."
 
 
 def test_provider_with_its_server_unreachable_is_one_line():

@@ -7,6 +7,7 @@ import pytest
 from ikigai_core.conversation import ToolCall
 from ikigai_core.errors import ProviderError
 from ikigai_core.wire import (
+    TurnBuilder,
     base_url,
     error_body_message,
     http_error_message,
@@ -124,3 +125,34 @@ def test_parse_tool_call():
     assert broken.arguments is None
     assert broken.arguments_error.startswith("arguments are not valid JSON (")
     assert parse_tool_call("c1", "bash", "[1]").arguments_error == "arguments are not a JSON object: [1]"
+    assert parse_tool_call("c1", "bash", {"command": "ls"}) == ToolCall("c1", "bash", {"command": "ls"})
+    assert parse_tool_call("c1", "bash", 3).arguments_error == "arguments are not a JSON object"
+
+
+def test_turn_builder_gathers_text_and_calls_in_fragments():
+    """A stream's pieces make one turn: text handed on as it came, a call's id and name
+    from its first fragment, its argument text joined, calls in index order."""
+    turn = TurnBuilder(("in", "out"))
+    turn.add_text("Let ")
+    turn.add_call(1, "c2", "file_read", '{"file_path"')
+    assert [d.text for d in turn.deltas()] == ["Let "]
+    turn.add_text("me.")
+    turn.add_text(None)
+    turn.add_call(1, "ignored", None, ': "a"}')
+    turn.add_call(0, "c1", "bash", {"command": "ls"})
+    turn.stop("tool_use")
+    turn.stop(None)
+    turn.add_usage({"in": 10, "out": 1})
+    turn.add_usage({"out": 5})
+    turn.add_usage("not usage")
+    assert [d.text for d in turn.deltas()] == ["me."]
+    assert turn.call_texts() == [("c1", "bash", ""), ("c2", "file_read", '{"file_path": "a"}')]
+    message = turn.message(raw="as sent")
+    assert (message.text, message.raw, message.stop_reason) == ("Let me.", "as sent", "tool_use")
+    assert message.tool_calls == (ToolCall("c1", "bash", {"command": "ls"}),
+                                  ToolCall("c2", "file_read", {"file_path": "a"}))
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (10, 5)
+
+
+def test_a_turn_without_usage_says_none():
+    assert TurnBuilder(("in", "out")).message().usage is None

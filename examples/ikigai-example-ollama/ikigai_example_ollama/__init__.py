@@ -4,19 +4,6 @@ The provider's module loads only when ikigai asks for providers, so the plugin c
 nothing to commands that never talk to a model.
 """
 
-from __future__ import annotations
+from ikigai_core import provider_hook
 
-from typing import TYPE_CHECKING
-
-from ikigai_core import hookimpl
-
-if TYPE_CHECKING:
-    from ikigai_example_ollama.provider import OllamaProvider
-
-
-@hookimpl
-def ikigai_provider_serializers() -> list[OllamaProvider]:
-    """The Ollama provider."""
-    from ikigai_example_ollama.provider import OllamaProvider
-
-    return [OllamaProvider()]
+ikigai_provider_serializers = provider_hook("ikigai_example_ollama.provider:OllamaProvider")

@@ -1,32 +1,24 @@
 """Ollama's native chat API on ikigai's :class:`~ikigai_core.Provider` base class.
 
 ``POST {OLLAMA_HOST}/api/chat``; a streamed answer is newline-delimited JSON, one
-``{"message": {...}, "done": false}`` object per line and ``"done": true`` last. The
-base class does the URL, the optional key, the headers, the error lines and the framing:
-what is left is this API's own shapes.
+``{"message": {...}, "done": false}`` object per line and ``"done": true`` last (a
+reply that is not streamed is that last line, whole). The base class does the URL, the
+optional key, the headers, the error lines, the framing, the walk through the
+conversation and the gathering of the turn: what is left is this API's own shapes.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ikigai_core import (
     AssistantMessage,
     Conversation,
     Provider,
-    ServerSentEvent,
-    TextDelta,
     Tool,
-    ToolCall,
-    ToolResultsMessage,
-    Usage,
-    UserMessage,
-    load_object,
-    parse_tool_call,
-    stream_error,
-    stream_incomplete,
+    ToolResult,
+    TurnBuilder,
 )
 
 
@@ -41,6 +33,9 @@ class OllamaProvider(Provider):
     api_key_env = ("OLLAMA_API_KEY",)
     key_required = False
     stream_framing = "ndjson"
+    stream_end = 'a line with "done": true'
+    usage_keys = ("prompt_eval_count", "eval_count")
+    system_role = "system"
 
     def tool_schema(self, tool: Tool) -> dict[str, Any]:
         """A ``function`` tool, the parameters unchanged."""
@@ -52,58 +47,29 @@ class OllamaProvider(Provider):
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
     ) -> dict[str, Any]:
         """``model``, ``messages``, ``tools`` and ``stream`` (Ollama streams unless told)."""
-        messages: list[dict[str, Any]] = []
-        if conversation.system:
-            messages.append({"role": "system", "content": conversation.system})
-        for message in conversation.messages:
-            if isinstance(message, UserMessage):
-                messages.append({"role": "user", "content": message.text})
-            elif isinstance(message, ToolResultsMessage):
-                messages += [{"role": "tool", "tool_name": result.call.name,
-                              "content": json.dumps(result.envelope)} for result in message.results]
-            else:
-                messages.append({"role": "assistant", "content": message.text, "tool_calls": [
-                    {"id": call.id, "function": {"name": call.name, "arguments": call.arguments}}
-                    for call in message.tool_calls]})
-        return {"model": model, "messages": messages,
-                "tools": [self.tool_schema(tool) for tool in tools], "stream": stream}
+        return {"model": model, "messages": self.wire_messages(conversation),
+                "tools": self.declarations(tools), "stream": stream}
 
-    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """One object with ``done: true``: its whole ``message``."""
-        message = body["message"]
-        calls = [_call(index, call) for index, call in enumerate(message.get("tool_calls") or ())]
-        return AssistantMessage(message.get("content") or "", tuple(calls),
-                                stop_reason=body.get("done_reason"),
-                                usage=Usage.read(body, "prompt_eval_count", "eval_count"))
+    def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        return [{"role": "tool", "tool_name": result.call.name, "content": result.envelope_json}
+                for result in results]
 
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """Text as each line brings it; the calls and the stop reason gathered to the end."""
-        text: list[str] = []
-        calls: list[Mapping[str, Any]] = []
-        for event in events:
-            chunk = load_object(self.name, event.data)
-            if "error" in chunk:
-                raise stream_error(self.name, chunk)
-            message = chunk.get("message") or {}
-            if message.get("content"):
-                text.append(message["content"])
-                yield TextDelta(message["content"])
-            calls += message.get("tool_calls") or ()
-            if chunk.get("done"):
-                yield self.parse_response({**chunk, "message": {
-                    "content": "".join(text), "tool_calls": calls}})
-                return
-        raise stream_incomplete(self.name, 'a line with "done": true')
+    def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
+        return {"role": "assistant", "content": message.text, "tool_calls": [
+            {"id": call.id, "function": {"name": call.name, "arguments": call.arguments_or_empty}}
+            for call in message.tool_calls]}
 
-
-def _call(index: int, call: Mapping[str, Any]) -> ToolCall:
-    """Ollama sends arguments as an object and may send no id (one is made up)."""
-    function = call["function"]
-    call_id, arguments = call.get("id") or f"call_{index}", function.get("arguments", {})
-    if isinstance(arguments, str):
-        return parse_tool_call(call_id, function["name"], arguments)
-    if not isinstance(arguments, dict):
-        return ToolCall(call_id, function["name"], None, "arguments are not a JSON object")
-    return ToolCall(call_id, function["name"], arguments)
+    def read_event(self, data: dict[str, Any], turn: TurnBuilder) -> bool:
+        """One line: its text, its whole calls (made-up ids when Ollama sends none), and on
+        the last line the stop reason and the usage."""
+        message = data.get("message") or {}
+        turn.add_text(message.get("content"))
+        for call in message.get("tool_calls") or ():
+            index = len(turn.call_texts())
+            function = call["function"]
+            turn.add_call(index, call.get("id") or f"call_{index}", function["name"],
+                          function.get("arguments", {}))
+        if data.get("done"):
+            turn.stop(data.get("done_reason"))
+            turn.add_usage(data)
+        return bool(data.get("done"))

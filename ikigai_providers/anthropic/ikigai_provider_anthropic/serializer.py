@@ -1,25 +1,32 @@
-"""The Anthropic Messages provider: schema transformation and wire format."""
+"""The Anthropic Messages provider: its tools and wire shapes.
+
+Shapes from Anthropic's API reference (the ``message`` object, content blocks ``text``
+and ``tool_use``, ``tool_result`` blocks) and its streaming guide (``message_start``,
+``content_block_start/delta/stop``, ``message_delta``, ``message_stop``, ``ping``,
+``error``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.providers import Provider, ToolFit
 from ikigai_core.schema_top import one_object
-from ikigai_provider_anthropic import messages, rules
+from ikigai_provider_anthropic import rules
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
-    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.conversation import AssistantMessage, Conversation, ToolResult
     from ikigai_core.tools import Tool
+    from ikigai_core.wire import TurnBuilder
 
 MAX_TOKENS = 8192
 """``max_tokens`` is required by the Messages API."""
 
 
 class AnthropicSerializer(Provider):
-    """``POST {ANTHROPIC_BASE_URL}/v1/messages`` with ``x-api-key``."""
+    """``POST {ANTHROPIC_BASE_URL}/v1/messages`` with ``x-api-key``; roles alternate, so
+    user text that follows tool results joins their message, after them."""
 
     name = "anthropic"
     default_model = "claude-sonnet-4-5"
@@ -29,6 +36,8 @@ class AnthropicSerializer(Provider):
     path = "/v1/messages"
     auth_header, auth_prefix = "x-api-key", ""
     headers = {"anthropic-version": "2023-06-01"}
+    stream_end = "message_stop"
+    merge_key = "content"
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """``{name, description, input_schema}``, the schema unchanged (spec decision 16) but
@@ -45,7 +54,7 @@ class AnthropicSerializer(Provider):
         body: dict[str, Any] = {"model": model, "max_tokens": MAX_TOKENS}
         if conversation.system:
             body["system"] = conversation.system
-        body["messages"] = messages.to_messages(conversation)
+        body["messages"] = self.wire_messages(conversation)
         sent = self.declarations(tools)
         if sent:
             body["tools"] = sent
@@ -53,12 +62,82 @@ class AnthropicSerializer(Provider):
             body["stream"] = True
         return body
 
-    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """A ``message`` object."""
-        return messages.parse_response(body)
+    def user_entry(self, text: str) -> dict[str, Any]:
+        """A ``text`` block."""
+        return {"role": "user", "content": [{"type": "text", "text": text}]}
 
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """``message_start`` ... ``message_stop``."""
-        return messages.parse_stream(events, self.name)
+    def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """One user message of ``tool_result`` blocks, ``is_error`` on failures."""
+        blocks: list[dict[str, Any]] = []
+        for result in results:
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call.id,
+                     "content": result.envelope_json}
+            blocks.append({**block, "is_error": True} if result.is_error else block)
+        return [{"role": "user", "content": blocks}]
+
+    def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
+        """The blocks as the model sent them, else ``text`` and ``tool_use`` blocks."""
+        if isinstance(message.raw, list):
+            return {"role": "assistant", "content": [dict(block) for block in message.raw]}
+        blocks: list[dict[str, Any]] = [{"type": "tool_use", "id": call.id, "name": call.name,
+                                         "input": call.arguments_or_empty}
+                                        for call in message.tool_calls]
+        if message.text:
+            blocks.insert(0, {"type": "text", "text": message.text})
+        return {"role": "assistant", "content": blocks}
+
+    def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
+        """A ``message`` object: its ``text`` and ``tool_use`` blocks, in order."""
+        turn = self.new_turn()
+        for index, block in enumerate(body["content"]):
+            _start_block(turn, index, block, block.get("input"))
+        turn.stop(body.get("stop_reason"))
+        turn.add_usage(body.get("usage"))
+        return self.finish_turn(turn)
+
+    def read_event(self, data: dict[str, Any], turn: TurnBuilder) -> bool:
+        """Text deltas as they come, ``tool_use`` input gathered per block; input tokens
+        come at ``message_start``, output tokens at each ``message_delta``."""
+        kind = data.get("type")
+        if kind == "message_start":
+            turn.add_usage((data.get("message") or {}).get("usage"))
+        elif kind == "content_block_start":
+            _start_block(turn, data["index"], data["content_block"], "")
+        elif kind == "content_block_delta":
+            _apply_delta(turn, data["index"], data["delta"])
+        elif kind == "message_delta":
+            turn.stop(data.get("delta", {}).get("stop_reason"))
+            turn.add_usage(data.get("usage"))
+        return kind == "message_stop"
+
+    def finish_turn(self, turn: TurnBuilder) -> AssistantMessage:
+        """The turn with its blocks (``tool_use`` input as parsed) to go back unchanged."""
+        message = turn.message(raw=turn.ordered_parts())
+        uses = [block for block in message.raw if block.get("type") == "tool_use"]
+        for block, call in zip(uses, message.tool_calls, strict=True):
+            block["input"] = call.arguments_or_empty
+        return message
+
+
+def _start_block(turn: TurnBuilder, index: int, block: Mapping[str, Any], given: Any) -> None:
+    """A new block; a ``tool_use`` block's input is ``given`` (in a stream, JSON text
+    in the deltas that follow)."""
+    turn.parts[index] = dict(block)
+    if block.get("type") == "text":
+        turn.add_text(block.get("text"))
+    elif block.get("type") == "tool_use":
+        turn.add_call(index, block["id"], block["name"], given)
+
+
+def _apply_delta(turn: TurnBuilder, index: int, delta: Mapping[str, Any]) -> None:
+    """Grow block ``index`` by one delta."""
+    block, kind = turn.parts[index], delta.get("type")
+    if kind == "text_delta":
+        block["text"] = block.get("text", "") + delta["text"]
+        turn.add_text(delta["text"])
+    elif kind == "input_json_delta":
+        turn.add_call(index, arguments=delta["partial_json"])
+    elif kind == "thinking_delta":
+        block["thinking"] = block.get("thinking", "") + delta["thinking"]
+    elif kind == "signature_delta":
+        block["signature"] = delta["signature"]

@@ -1,24 +1,36 @@
-"""The Google Gemini provider: schema transformation and wire format."""
+"""The Google Gemini provider: its tools and wire shapes.
+
+Shapes from the Gemini API reference (``GenerateContentResponse``: ``candidates`` with
+``content.parts`` holding ``text``, ``functionCall`` and ``thoughtSignature``;
+``functionResponse`` parts; ``streamGenerateContent?alt=sse`` sends one response per
+event) and the thought-signatures guide (send the model's turn back unchanged).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core.providers import Provider, ProviderRequest, ToolFit
-from ikigai_core.wire import http_error_message
-from ikigai_provider_google import content, rules
+from ikigai_core.errors import ProviderError
+from ikigai_core.providers import Provider, ToolFit
+from ikigai_provider_google import rules
 from ikigai_provider_google.schema import Unfit, gemini_parameters
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
-    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, ToolResult
     from ikigai_core.tools import Tool
+    from ikigai_core.wire import TurnBuilder
+
+SYNTHETIC_ID = "gemini-call-"
+"""Prefix of the ids ikigai makes up for calls Gemini sent without one (never sent back)."""
 
 
 class GoogleSerializer(Provider):
     """``POST {GOOGLE_GEMINI_BASE_URL}/v1beta/models/{model}:generateContent``
-    (``:streamGenerateContent?alt=sse``) with ``x-goog-api-key``."""
+    (``:streamGenerateContent?alt=sse``) with ``x-goog-api-key``; a bad key is answered
+    with 400 ``API_KEY_INVALID``."""
 
     name = "google"
     default_model = "gemini-2.5-flash"
@@ -27,7 +39,11 @@ class GoogleSerializer(Provider):
     default_base_url = "https://generativelanguage.googleapis.com"
     path = "/v1beta/models/{model}:generateContent"
     stream_path = "/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    model_prefix = "models/"
     auth_header, auth_prefix = "x-goog-api-key", ""
+    key_rejected_marker = b"API_KEY_INVALID"
+    stream_end = "a finishReason"
+    usage_keys = ("promptTokenCount", "candidatesTokenCount")
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """A ``functionDeclaration`` with the parameters in Gemini's schema subset
@@ -46,7 +62,7 @@ class GoogleSerializer(Provider):
     ) -> dict[str, Any]:
         """``contents``, ``systemInstruction``, ``tools: [{functionDeclarations}]``; the
         model and streaming are in the URL."""
-        body: dict[str, Any] = {"contents": content.to_contents(conversation)}
+        body: dict[str, Any] = {"contents": self.wire_messages(conversation)}
         if conversation.system:
             body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
         sent = self.declarations(tools)
@@ -54,27 +70,76 @@ class GoogleSerializer(Provider):
             body["tools"] = [{"functionDeclarations": sent}]
         return body
 
-    def http_request(
-        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str | None,
-        environ: Mapping[str, str],
-    ) -> ProviderRequest:
-        """The standard request; a model may be named ``models/NAME``, as Gemini lists them."""
-        return super().http_request(body, model=model.removeprefix("models/"), stream=stream,
-                                    api_key=api_key, environ=environ)
+    def user_entry(self, text: str) -> dict[str, Any]:
+        """A ``text`` part."""
+        return {"role": "user", "parts": [{"text": text}]}
+
+    def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """One user content of ``functionResponse`` parts."""
+        return [{"role": "user", "parts": [{"functionResponse": _with_real_id(
+            result.call, {"name": result.call.name, "response": dict(result.envelope)}
+        )} for result in results]}]
+
+    def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
+        """Unchanged as the model sent it (its ``thoughtSignature`` must go back), else
+        ``text`` and ``functionCall`` parts."""
+        if isinstance(message.raw, Mapping):
+            return dict(message.raw)
+        parts: list[dict[str, Any]] = [{"text": message.text}] if message.text else []
+        parts += [{"functionCall": _with_real_id(call, {"name": call.name,
+                                                        "args": call.arguments_or_empty})}
+                  for call in message.tool_calls]
+        return {"role": "model", "parts": parts}
 
     def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """A ``GenerateContentResponse``."""
-        return content.parse_response(body, self.name)
+        """A ``GenerateContentResponse``: the first candidate's parts."""
+        if not body.get("candidates"):
+            raise self._no_candidates(body)
+        return super().parse_response(body)
 
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """One ``GenerateContentResponse`` per event, until a ``finishReason``."""
-        return content.parse_stream(events, self.name)
+    def read_event(self, data: dict[str, Any], turn: TurnBuilder) -> bool:
+        """One response: visible text parts are text, ``functionCall`` parts calls (its
+        ``finishReason`` is ``STOP`` with or without calls); usage counts are cumulative."""
+        turn.add_usage(data.get("usageMetadata"))
+        if not data.get("candidates"):
+            if (data.get("promptFeedback") or {}).get("blockReason"):
+                raise self._no_candidates(data)
+            return False
+        candidate = data["candidates"][0]
+        for part in (candidate.get("content") or {}).get("parts") or ():
+            turn.parts[len(turn.parts)] = dict(part)
+            if not part.get("thought"):
+                turn.add_text(part.get("text"))
+            if "functionCall" in part:
+                _add_call(turn, part["functionCall"])
+        turn.stop(candidate.get("finishReason"))
+        return False
 
-    def error_message(self, status: int, body: bytes, *, model: str, key_env: str | None) -> str:
-        """The standard one line; Gemini answers a bad key with 400 ``API_KEY_INVALID``."""
-        return http_error_message(
-            self, status, body, model=model, key_env=key_env,
-            key_rejected=status == 400 and b"API_KEY_INVALID" in body,
-        )
+    def stream_complete(self, turn: TurnBuilder) -> bool:
+        """The stream ends after a ``finishReason``."""
+        return turn.stop_reason is not None
+
+    def finish_turn(self, turn: TurnBuilder) -> AssistantMessage:
+        """The turn with every part to go back unchanged."""
+        parts = turn.ordered_parts()
+        return turn.message(raw={"role": "model", "parts": parts} if parts else None)
+
+    def _no_candidates(self, body: Mapping[str, Any]) -> ProviderError:
+        reason = (body.get("promptFeedback") or {}).get("blockReason")
+        because = f": the prompt was blocked ({reason})" if reason else ""
+        return ProviderError(f"Provider '{self.name}' returned no answer{because}")
+
+
+def _add_call(turn: TurnBuilder, call: Mapping[str, Any]) -> None:
+    """A call; one sent without an id gets a stable made-up one."""
+    index = len(turn.call_texts())
+    call_id = call.get("id") or SYNTHETIC_ID + f"{index}-" + hashlib.sha256(
+        json.dumps(call, sort_keys=True).encode()
+    ).hexdigest()[:12]
+    turn.add_call(index, call_id, call["name"], call.get("args", {}))
+
+
+def _with_real_id(call: ToolCall, fields: dict[str, Any]) -> dict[str, Any]:
+    if not call.id.startswith(SYNTHETIC_ID):
+        fields["id"] = call.id
+    return fields

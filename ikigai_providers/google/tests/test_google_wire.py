@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from ikigai_provider_google.content import SYNTHETIC_ID
-from ikigai_provider_google.serializer import GoogleSerializer
+from ikigai_provider_google.serializer import SYNTHETIC_ID, GoogleSerializer
 
 from ikigai_core.conversation import Conversation, ToolCall, ToolResult, ToolResultsMessage
 from ikigai_core.errors import ProviderError

@@ -1,22 +1,5 @@
-"""ikigai provider plugin for OpenAI Chat Completions (and compatible servers).
+"""ikigai provider plugin for OpenAI Chat Completions (and compatible servers)."""
 
-The serializer's modules load only when ikigai asks for providers, so installing this
-plugin costs nothing to commands that never talk to a model (``ikigai tool list``).
-"""
+from ikigai_core import provider_hook
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from ikigai_core import hookimpl
-
-if TYPE_CHECKING:
-    from ikigai_provider_openai.serializer import OpenAISerializer
-
-
-@hookimpl
-def ikigai_provider_serializers() -> list[OpenAISerializer]:
-    """The OpenAI provider."""
-    from ikigai_provider_openai.serializer import OpenAISerializer
-
-    return [OpenAISerializer()]
+ikigai_provider_serializers = provider_hook("ikigai_provider_openai.serializer:OpenAISerializer")

@@ -1,14 +1,18 @@
-"""The OpenAI Chat Completions (and compatible servers) provider: schema transformation
-and wire format."""
+"""The OpenAI Chat Completions (and compatible servers) provider: its tools and wire shapes.
+
+Shapes from OpenAI's API reference (chat/create, the ``chat.completion`` object and
+streamed ``chat.completion.chunk`` objects ending with ``data: [DONE]``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.providers import Provider, ToolFit
 from ikigai_core.schema_top import one_object
-from ikigai_provider_openai import chat, rules
+from ikigai_provider_openai import rules
 from ikigai_provider_openai.strict import (
     STRICT_FORM,
     NotStrict,
@@ -18,9 +22,9 @@ from ikigai_provider_openai.strict import (
 )
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta
-    from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.conversation import AssistantMessage, Conversation, ToolResult
     from ikigai_core.tools import Tool
+    from ikigai_core.wire import TurnBuilder
 
 
 class OpenAISerializer(Provider):
@@ -33,6 +37,9 @@ class OpenAISerializer(Provider):
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
     path = "/chat/completions"
+    stream_done, stream_end = "[DONE]", "data: [DONE]"
+    usage_keys = ("prompt_tokens", "completion_tokens")
+    system_role = "system"
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """A ``function`` tool, strict when its parameters can be (spec decision 15), else
@@ -54,12 +61,16 @@ class OpenAISerializer(Provider):
         }}
         return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
 
+    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Drop the nulls strict mode made the model send for optional properties."""
+        return drop_nulls(one_object(tool.parameters)[0], arguments)
+
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
     ) -> dict[str, Any]:
         """``model``, ``messages``, ``tools`` (left out when there are none: OpenAI
         rejects an empty list), and the streaming switches."""
-        body: dict[str, Any] = {"model": model, "messages": chat.to_messages(conversation)}
+        body: dict[str, Any] = {"model": model, "messages": self.wire_messages(conversation)}
         sent = self.declarations(tools)
         if sent:
             body["tools"] = sent
@@ -68,16 +79,57 @@ class OpenAISerializer(Provider):
             body["stream_options"] = {"include_usage": True}
         return body
 
+    def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        """One ``tool`` message per result."""
+        return [{"role": "tool", "tool_call_id": result.call.id, "content": result.envelope_json}
+                for result in results]
+
+    def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
+        """As the model sent it (argument text unchanged), else with ``tool_calls``."""
+        if isinstance(message.raw, Mapping):
+            return dict(message.raw)
+        return _assistant(message.text or None, [
+            (call.id, call.name, json.dumps(call.arguments_or_empty))
+            for call in message.tool_calls])
+
     def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """A ``chat.completion`` object."""
-        return chat.parse_response(body)
+        """A ``chat.completion`` object: the first choice's message."""
+        choice = body["choices"][0]
+        message = choice["message"]
+        turn = self.new_turn()
+        turn.add_text(message.get("content") or message.get("refusal"))
+        for index, call in enumerate(message.get("tool_calls") or ()):
+            function = call["function"]
+            turn.add_call(index, call["id"], function["name"], function.get("arguments") or "")
+        turn.stop(choice.get("finish_reason"))
+        turn.add_usage(body.get("usage"))
+        return self.finish_turn(turn)
 
-    def parse_stream(
-        self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """``chat.completion.chunk`` events ending with ``data: [DONE]``."""
-        return chat.parse_stream(events, self.name)
+    def read_event(self, data: dict[str, Any], turn: TurnBuilder) -> bool:
+        """A ``chat.completion.chunk``: text deltas, tool calls in pieces by ``index``; the
+        last chunk brings the usage (``include_usage``)."""
+        turn.add_usage(data.get("usage"))
+        for choice in data.get("choices") or ():
+            delta = choice.get("delta") or {}
+            turn.add_text(delta.get("content"))
+            for piece in delta.get("tool_calls") or ():
+                function = piece.get("function") or {}
+                turn.add_call(piece.get("index", 0), piece.get("id"), function.get("name"),
+                              function.get("arguments") or "")
+            turn.stop(choice.get("finish_reason"))
+        return False
 
-    def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Drop the nulls strict mode made the model send for optional properties."""
-        return drop_nulls(one_object(tool.parameters)[0], arguments)
+    def finish_turn(self, turn: TurnBuilder) -> AssistantMessage:
+        """The turn, kept in request form to go back as the model sent it."""
+        return turn.message(raw=_assistant(turn.text or None, turn.call_texts()))
+
+
+def _assistant(content: str | None, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+    """An assistant message in request form; ``calls`` are ``(id, name, arguments text)``."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            for call_id, name, arguments in calls
+        ]
+    return message

@@ -1,0 +1,32 @@
+"""A provider plugin's whole hook in one line, its provider imported only when asked for."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ikigai_core import hookimpl
+
+if TYPE_CHECKING:
+    from ikigai_core.providers import Provider
+
+
+def provider_hook(target: str) -> Callable[[], list[Provider]]:
+    """An ``ikigai_provider_serializers`` implementation giving one instance of the
+    provider class ``target`` names (``"package.module:ClassName"``).
+
+    Every installed plugin is imported at every start-up (``ikigai tool list``
+    included), so the class's module is imported only when ikigai first asks for
+    providers. In the plugin's entry-point module::
+
+        ikigai_provider_serializers = provider_hook("my_plugin.provider:MyProvider")
+    """
+    module, _, name = target.partition(":")
+
+    @hookimpl
+    def ikigai_provider_serializers() -> list[Provider]:
+        """The provider ``target`` names."""
+        return [getattr(importlib.import_module(module), name)()]
+
+    return ikigai_provider_serializers
