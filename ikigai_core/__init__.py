@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from ikigai_core.provider_hook import provider_hook
     from ikigai_core.providers import Provider, ProviderRequest, ToolFit
     from ikigai_core.sse import ServerSentEvent
+    from ikigai_core.statefiles import read_cache
     from ikigai_core.wire import (
         TurnBuilder,
         http_error_message,
@@ -60,6 +61,7 @@ _LAZY = {
     "provider_hook": "ikigai_core.provider_hook",
     "ToolFit": "ikigai_core.providers",
     "ServerSentEvent": "ikigai_core.sse",
+    "read_cache": "ikigai_core.statefiles",
     **dict.fromkeys(("TurnBuilder", "http_error_message", "load_object", "parse_tool_call",
                      "stream_error", "stream_incomplete"), "ikigai_core.wire"),
 }
@@ -117,6 +119,7 @@ __all__ = [
     "load_object",
     "parse_tool_call",
     "provider_hook",
+    "read_cache",
     "stream_error",
     "stream_incomplete",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ikigai_core.statefiles import write_private_json
+from ikigai_core.statefiles import read_cache, write_private_json
 from ikigai_core.tool_schema import validate_schema
 
 CACHE_VERSION = 1
@@ -41,7 +41,7 @@ class SchemaCache:
 
     def __init__(self, home: Path) -> None:
         self.path = home / "cache" / "schemas.json"
-        self._entries: dict[str, Any] = self._load()
+        self._entries: dict[str, Any] = read_cache(self.path, CACHE_VERSION, "entries")
         self._dirty = False
 
     def checked(self, schema: Mapping[str, Any]) -> str | None:
@@ -59,16 +59,6 @@ class SchemaCache:
         self._entries[digest] = {"problem": problem}
         self._dirty = True
         return problem
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return {}
-        entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
 
     def get(self, path: Path) -> Mapping[str, Any] | None:
         """The cached answer for ``path`` if the file is unchanged: ``{"schema": ...}`` or

@@ -39,6 +39,20 @@ def read_json(path: Path, missing: Any) -> Any:
         return None
 
 
+def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
+    """The ``key`` object of a cache file written as ``{"version": version, key: {...}}``;
+    ``{}`` when the file is missing, unreadable, not JSON, of another version or of
+    another shape (a cache is only ever a shortcut: what it lacks is asked again)."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8
+        return {}
+    if not isinstance(data, dict) or data.get("version") != version:
+        return {}
+    found = data.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def write_private_json(path: Path, data: Any) -> None:
     """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename)."""
     import tempfile  # lazy: a warm `ikigai tool list` writes nothing

@@ -336,8 +336,9 @@ def test_corrupt_cache_is_rebuilt(pm, isolated_home, make_tool, tmp_path):
     make_tool(user_tools(isolated_home), "ok-tool")
     cache = isolated_home / "cache" / "schemas.json"
     assert "ok" in run(pm, isolated_home, tmp_path)
-    for garbage in ("{not json", "[]", '{"version": 1, "entries": []}'):
-        cache.write_text(garbage)
+    for garbage in (b"{not json", b"\xff", b"[]", b'{"version": 1, "entries": []}',
+                    b'{"version": 99, "entries": {}}'):
+        cache.write_bytes(garbage)
         assert "ok" in run(pm, isolated_home, tmp_path)
         assert json.loads(cache.read_text())["version"] == 1
     assert cache.stat().st_mode & 0o777 == 0o600

@@ -111,11 +111,13 @@ def remove(app: App, name: str, project: bool) -> None:
 @pass_app
 def list_servers(app: App, as_json: bool) -> None:
     """Every configured server: state, tool count, last error (servers never listed start now)."""
+    from ikigai_mcp.listing import ListingCache
     from ikigai_mcp.servers import configured
     from ikigai_mcp.source import McpSource
 
     servers = configured(app.home, app.cwd, app.environ)
-    sources = [McpSource(config, app.home) for config in servers.configs.values()]
+    cache = ListingCache(app.home)
+    sources = [McpSource(config, app.home, cache) for config in servers.configs.values()]
     rows = []
     for source in sources:
         config, listing = source.config, source.listing()

@@ -9,12 +9,12 @@ refresh`` lists every server again.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ikigai_core import read_cache
 from ikigai_core.statefiles import write_private_json
 
 CACHE_VERSION = 1
@@ -26,32 +26,26 @@ def _digest(key: str) -> str:
 
 
 class ListingCache:
-    """``{digest of the server's config: {"tools": [...]} or {"error": "..."}}``."""
+    """``{digest of the server's config: {"tools": [...]} or {"error": "..."}}``, read once
+    (one cache serves every server of a discovery)."""
 
     def __init__(self, home: Path) -> None:
         self.path = home / "cache" / "mcp-tools.json"
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
-            return {}
-        servers = data.get("servers")
-        return servers if isinstance(servers, dict) else {}
+        self._servers = read_cache(self.path, CACHE_VERSION, "servers")
 
     def get(self, key: str) -> Mapping[str, Any] | None:
         """The cached listing ``{"tools": [...]}`` or failure ``{"error": ...}``, if any."""
-        entry = self._load().get(_digest(key))
+        entry = self._servers.get(_digest(key))
         if isinstance(entry, dict) and (isinstance(entry.get("tools"), list)
                                         or isinstance(entry.get("error"), str)):
             return entry
         return None
 
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
-        """Remember ``entry`` for the server ``key`` (read, changed and written under a lock)."""
+        """Remember ``entry`` for the server ``key``: the file is read again, changed and
+        written under a lock (another ikigai may have written it meanwhile)."""
         with _lock:
-            servers = self._load()
+            servers = read_cache(self.path, CACHE_VERSION, "servers")
             servers[_digest(key)] = dict(entry)
             write_private_json(self.path, {"version": CACHE_VERSION, "servers": servers})
+            self._servers = servers

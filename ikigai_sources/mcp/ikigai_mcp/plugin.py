@@ -20,9 +20,11 @@ def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
     servers = configured(home, cwd)
     sources: list[Any] = []
     if servers.configs:  # the session machinery is imported only when a server is configured
+        from ikigai_mcp.listing import ListingCache
         from ikigai_mcp.source import McpSource
 
-        sources = [McpSource(c, home, refresh=refresh) for c in servers.configs.values()]
+        cache = ListingCache(home)
+        sources = [McpSource(c, home, cache, refresh=refresh) for c in servers.configs.values()]
     return [*sources, Problems(servers.skipped)] if servers.skipped else sources
 
 

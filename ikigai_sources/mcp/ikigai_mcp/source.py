@@ -64,16 +64,18 @@ class McpSource:
     """The tools of one MCP server (source ``mcp:NAME``).
 
     :param config: the server.
-    :param home: ``$IKIGAI_HOME`` (its cache and the server's log).
+    :param home: ``$IKIGAI_HOME`` (the server's log).
+    :param cache: the listings, read once for every server of a discovery.
     :param refresh: list the server again even if its listing is cached.
     """
 
-    def __init__(self, config: ServerConfig, home: Path, *, refresh: bool = False) -> None:
+    def __init__(self, config: ServerConfig, home: Path, cache: ListingCache, *,
+                 refresh: bool = False) -> None:
         self.config = config
         self.home = home
         self.name = f"mcp:{config.name}"
         self.precedence = PROJECT_PRECEDENCE if config.scope == "project" else USER_PRECEDENCE
-        self.cache = ListingCache(home)
+        self.cache = cache
         self._entry = None if refresh else self.cache.get(config.key)
         if self._entry is None:  # start listing now, so every server starts in parallel
             self._connection().start()

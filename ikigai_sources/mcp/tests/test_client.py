@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ikigai_mcp import plugin
+from ikigai_mcp import plugin, sessions
 from ikigai_mcp.source import tool_name
 
 from ikigai_core.app import App
@@ -145,6 +145,21 @@ def test_warm_tool_list_starts_no_server_and_imports_no_sdk(servers, tmp_path):
     assert "Tools refreshed." in refreshed.stdout
     assert len(pids(pidfile)) == started + 3
     assert all(wait_gone(pid) for pid in pids(pidfile))
+
+
+def test_a_broken_listing_cache_lists_every_server_again(servers, isolated_home, tmp_path):
+    pidfile = servers({"one": edge(), "two": edge(cwd=str(tmp_path))})  # two cache keys
+    cache = isolated_home / "cache" / "mcp-tools.json"
+    for broken in (b"\xff", b'{"version": 0, "servers": {}}'):
+        cache.parent.mkdir(exist_ok=True)
+        cache.write_bytes(broken)
+        started = len(pids(pidfile))
+        assert {"one__incr", "two__incr"} <= set(app(tmp_path).registry())
+        assert len(pids(pidfile)) == started + 2
+        assert len(json.loads(cache.read_text())["servers"]) == 2
+        sessions.close_all()
+        assert {"one__incr", "two__incr"} <= set(app(tmp_path).registry())  # from the cache
+        assert len(pids(pidfile)) == started + 2
 
 
 def test_tool_names_fit_the_provider_rule():
