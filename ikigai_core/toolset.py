@@ -9,7 +9,7 @@ and the tools its front matter names, are sent for the rest of the conversation.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -79,6 +79,12 @@ class Toolset:
             if name not in self.loaded:
                 self.loaded.append(name)
         return skill
+
+    def unload(self, keep: Sequence[str] = ()) -> None:
+        """Unload every skill but those in ``keep`` (chat's ``/clear``): their tools are
+        no longer sent."""
+        with self._lock:
+            self.loaded[:] = [name for name in self.loaded if name in keep]
 
     def tools(self, registry: Mapping[str, Tool]) -> list[Tool]:
         """The tools to send, in registry (name) order."""

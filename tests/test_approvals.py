@@ -60,6 +60,24 @@ def test_ask_without_a_terminal_denies_and_says_how_to_allow(fake_server, victim
     assert stat.S_IMODE((isolated_home / "approvals.jsonl").stat().st_mode) == 0o600
 
 
+def test_approve_yes_in_a_chat_approves_what_would_ask(fake_server, victim, isolated_home,
+                                                       monkeypatch):
+    model_runs(fake_server, f"rm -rf {victim}")
+    result = invoke("chat", "--provider", "openai", "--no-stream",
+                    input="/approve\n/approve yes\nclean up\n")
+    assert result.exit_code == 0, result.stderr
+    assert not victim.exists()
+    assert decisions(isolated_home)[0]["by"] == "--yes"
+    assert result.stdout.splitlines()[:2] == [
+        "sandbox: off; approvals: ask before tools other than file_read, glob and grep, "
+        "unless a rule decides",
+        "sandbox: off; approvals: --yes, every call runs unless a rule denies it"]
+    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS", "ikigai_core.defaults.approvals")
+    result = invoke("chat", "--provider", "openai", input="/approve ask\n")
+    assert result.stderr == ("ikigai: /approve ask: every call runs, the approvals plugin "
+                             "ikigai_core.defaults.approvals is disabled\n")
+
+
 def test_yes_approves_every_call(fake_server, victim, isolated_home):
     model_runs(fake_server, f"rm -rf {victim}")
     result = invoke("ask", "--yes", "--provider", "openai", "--no-stream", "clean up")

@@ -15,12 +15,25 @@ from pathlib import Path
 import pytest
 
 from ikigai_core.app import App
-from ikigai_core.commands.approving import _read_line, grants, guard_line, terminal_asker
+from ikigai_core.commands.approving import (
+    _read_line,
+    disabled_guards,
+    grants,
+    guard_line,
+    terminal_asker,
+)
 from ikigai_core.defaults import sandbox
-from ikigai_core.defaults.approvals import Grants, granted, suggested_conditions
+from ikigai_core.defaults.approvals import (
+    Grants,
+    approve_all,
+    current_grants,
+    granted,
+    suggested_conditions,
+)
 from ikigai_core.errors import ConfigError, UsageError
 from ikigai_core.permissions import RuleStore, read_rules, resolve
 from ikigai_core.statefiles import read_json
+from ikigai_core.status import status_words
 
 
 @pytest.fixture
@@ -286,3 +299,24 @@ def test_workspace_write_keeps_a_tool_installed_under_tmp_visible(tmp_path):
     kept = args.index("/tmp/venv")
     assert args[kept - 1] == "--ro-bind-try" and private < kept < args.index("--bind")
     assert args.count("/tmp/venv") == 2 and "/usr" not in args
+
+
+def test_the_status_line_says_the_approval_and_sandbox_modes(app, monkeypatch):
+    assert status_words(app) == ["sandbox: off", "approve: ask"]
+    with granted(grants(False, ("bash", "grep"))):
+        assert status_words(app)[1] == "approve: ask (+2 --allow)"
+        assert approve_all(True) == current_grants()  # chat's /approve yes
+        assert status_words(app)[1] == "approve: yes"
+        assert current_grants().allow  # the --allow grants stay
+        approve_all(False)
+        assert status_words(app)[1] == "approve: ask (+2 --allow)"
+    assert status_words(app)[1] == "approve: ask"  # /approve lasts one chat
+    monkeypatch.setenv("IKIGAI_SANDBOX", "workspace-write")
+    assert status_words(App(cwd=app.cwd))[0] == "sandbox: workspace-write (no network)"
+    assert disabled_guards(app) == []
+    monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS",
+                       "ikigai_core.defaults.sandbox,ikigai_core.defaults.approvals")
+    blocked = App(cwd=app.cwd)
+    assert status_words(blocked) == []
+    assert disabled_guards(blocked) == ["approve: off (plugin disabled)",
+                                        "sandbox: off (plugin disabled)"]

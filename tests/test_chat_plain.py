@@ -8,15 +8,18 @@ and its real ``bash`` tool runs the command the model asks for.
 from __future__ import annotations
 
 import os
+import pty
+import re
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from tests.support.imports import heavy_imports
 from tests.support.replies import REPLIES
-from tests.support.terminal import Terminal
+from tests.support.terminal import Terminal, read_until
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 ANSWER = "Here:\n\n```python\nprint('hi')\n```\n\n- **done**"
@@ -78,3 +81,57 @@ def test_on_a_pipe_the_terminal_front_end_is_not_imported(command, env, fake_ser
     imported = heavy_imports([command[0], "--provider", "openai", "--no-stream", *command[1:]],
                              env=env, cwd=str(tmp_path))
     assert "prompt_toolkit" not in imported
+
+
+# -- One stream on a terminal, the other a pipe: stdout decides -----------------------------
+
+
+@contextmanager
+def _half_on_a_terminal(argv, env, cwd, *, stdin_on_it: bool):
+    """``argv`` started with stdin on a new terminal and stdout and stderr piped, or (not
+    ``stdin_on_it``) the other way round: ``(process, the terminal's main side)``."""
+    main, side = pty.openpty()
+    pipe = subprocess.PIPE
+    process = subprocess.Popen(argv, env={**env, "TERM": "xterm-256color"}, cwd=cwd,
+                               stdin=side if stdin_on_it else pipe,
+                               stdout=pipe if stdin_on_it else side,
+                               stderr=pipe if stdin_on_it else side)
+    os.close(side)
+    try:
+        yield process, main
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+        os.close(main)
+
+
+def test_stdin_on_a_terminal_stdout_on_a_pipe_is_plain(env, fake_server, tmp_path):
+    _push_turns(fake_server, True)
+    argv = [IKIGAI, "chat", "--yes", "--provider", "openai"]
+    with _half_on_a_terminal(argv, env, tmp_path, stdin_on_it=True) as (process, terminal):
+        os.write(terminal, b"look\n\x04")
+        out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    # the answer as on a pipe, behind input()'s prompts; the activity on stderr
+    assert out == b"> " + PINNED_OUT + b"> \n"
+    assert err.endswith(PINNED_ERR) and err.startswith(b"ikigai: chatting with openai")
+    assert b"\x1b" not in out + err and "●".encode() not in out + err
+
+
+@pytest.mark.parametrize("command", [["chat"], ["ask", "-"]], ids=["chat", "ask"])
+def test_stdin_on_a_pipe_stdout_on_a_terminal(command, env, fake_server, tmp_path):
+    """chat reads its lines from the pipe: plain; ask reads its prompt there: rendered."""
+    _push_turns(fake_server, True)
+    argv = [IKIGAI, *command, "--yes", "--provider", "openai"]
+    with _half_on_a_terminal(argv, env, tmp_path, stdin_on_it=False) as (process, terminal):
+        process.stdin.write(b"look\n")
+        process.stdin.close()
+        shown = read_until(terminal, b"")
+        assert process.wait(timeout=10) == 0
+    if command == ["chat"]:  # (after the discovery spinner stderr, a terminal, shows)
+        assert shown.endswith(b"\r\x1b[K" + (
+            b"Let me look.\n" + PINNED_ERR + ANSWER.encode() + b"\n").replace(b"\n", b"\r\n"))
+    else:
+        text = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", shown).decode()
+        assert "● bash  echo one; echo two  ok" in text and "```" not in text

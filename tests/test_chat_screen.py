@@ -22,9 +22,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+import ikigai_core.commands.chat  # noqa: F401 - chat's module fills the command table
 from ikigai_core import hookimpl
 from ikigai_core.app import App
-from ikigai_core.commands.lineinput import LEAVE_HINT, LineInput
+from ikigai_core.commands.lineinput import LEAVE_HINT, LineInput, fitted
 from ikigai_core.commands.screen import Screen, key_argument, split_blocks
 from ikigai_core.conversation import ToolCall, Usage
 
@@ -165,7 +166,7 @@ def test_clear_and_start_are_said(screen, app):
         with screen.turn():
             assert screen.ask("go on?") == "y"
     assert "chatting with openai m; /help" in shown(screen)
-    assert "\nsandbox: off; approvals: ask\n" in shown(screen)
+    assert "sandbox" not in shown(screen)  # the status line says it
     assert "new conversation" in shown(screen)
 
 
@@ -211,8 +212,8 @@ def test_ctrl_d_leaves(prompt):
 
 @pytest.mark.parametrize(("typed", "offered"), [
     ("/mo", ["/model"]),
-    ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/model", "/clear", "/help",
-           "/quit"]),
+    ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/model", "/clear", "/approve",
+           "/help", "/quit"]),
     ("/tool file_", ["file_read", "file_write"]),
     ("/model x", []),  # nothing to complete after other commands
     ("plain text", []),
@@ -236,16 +237,23 @@ def test_history_is_kept_user_only(prompt, isolated_home):
 def test_the_status_line(prompt, app):
     line_input, keys = prompt
 
-    class Modes:
+    class Audit:
         @hookimpl
         def ikigai_status(self):
-            return ["approve: ask"]
+            return ["audit: on"]
 
-    app.pm.register(Modes(), name="modes")
-    assert line_input.status() == (
-        "openai · gpt-x · tokens: turn 15 · chat 1,234 · approve: ask")
+    app.pm.register(Audit(), name="audit")
+    assert line_input.status() == (  # broken between words to fit 80 columns
+        "openai · gpt-x · tokens: turn 15 · chat 1,234 · sandbox: off · approve: ask\n"
+        "audit: on")
     line_input.armed = True
-    assert line_input.status().endswith(LEAVE_HINT)
+    assert line_input.status().endswith(f"audit: on · {LEAVE_HINT}")
+
+
+def test_status_words_are_fitted_to_the_width():
+    assert fitted(["ab", "cd", "ef"], 7) == "ab · cd\nef"
+    assert fitted(["a-long-word", "b"], 5) == "a-long-word\nb"  # a word wider is not cut
+    assert fitted([], 5) == ""
 
 
 def test_questions_are_asked_one_at_a_time_from_any_thread(prompt):

@@ -26,7 +26,7 @@ def test_status_words_come_from_plugins_and_a_bad_one_is_reported(isolated_home,
     class Modes:
         @hookimpl
         def ikigai_status(self, context):
-            return [f"approve: ask in {context.cwd.name}", "  "]
+            return [f"audit: on in {context.cwd.name}", "  "]
 
     class Broken:
         @hookimpl
@@ -36,7 +36,7 @@ def test_status_words_come_from_plugins_and_a_bad_one_is_reported(isolated_home,
     app = App(environ={"IKIGAI_HOME": str(isolated_home)}, cwd=tmp_path)
     app.pm.register(Modes(), name="modes")
     app.pm.register(Broken(), name="broken")
-    assert status_words(app) == [f"approve: ask in {tmp_path.name}"]
+    assert status_words(app) == ["sandbox: off", "approve: ask", f"audit: on in {tmp_path.name}"]
     assert any("broken" in notice.message for notice in app.notices)
 
 
@@ -186,7 +186,7 @@ def test_a_plugin_asks_the_user_through_the_prompt(env, fake_server, tmp_path, s
 
         @hookimpl
         def ikigai_status(context):
-            return ["approve: ask"]
+            return ["askplug: on"]
     """)
     replies = REPLIES["openai"]
     fake_server.push(replies.reply("", [("c1", "bash", {"command": "echo it-ran"})], stream=True),
@@ -194,12 +194,28 @@ def test_a_plugin_asks_the_user_through_the_prompt(env, fake_server, tmp_path, s
     env = {**env, "PYTHONPATH": str(tmp_path / "site")}
     argv = [IKIGAI, "chat", "--yes", "--provider", "openai"]  # only the plugin asks
     with VirtualScreen(argv, env=env, cwd=tmp_path) as chat:
-        chat.wait_for("tokens: turn 0 · chat 0 · approve: ask")
+        chat.wait_for("tokens: turn 0 · chat 0 · sandbox: off · approve: yes · askplug: on")
         chat.write(b"go\r")
         chat.wait_for("run it? [y/n/always]")
         chat.write(b"y\r")
         shown = chat.wait_for("Done.")
         assert "\n  it-ran\n" in shown
+
+
+def test_the_status_line_shows_the_guards_and_approve_changes_one(env, fake_server, tmp_path):
+    env = {**env, "IKIGAI_SANDBOX": "read-only"}
+    argv = [IKIGAI, "chat", "--provider", "openai", "--allow", "glob"]
+    with VirtualScreen(argv, env=env, cwd=tmp_path) as chat:
+        shown = chat.wait_for(  # too wide for 100 columns: on two lines
+            "· sandbox: read-only (no network)\napprove: ask (+1 --allow)")
+        assert "approvals:" not in shown  # no line at the start: the status line says it
+        chat.write(b"/approve yes\r")
+        shown = chat.wait_for("sandbox: read-only (no network) · approve: yes")
+        assert "approvals: --yes, every call runs unless a rule denies it" in shown
+        chat.write(b"/approve ask\r")
+        chat.wait_for("(no network)\napprove: ask (+1 --allow)")
+        chat.write(b"/approve maybe\r")
+        chat.wait_for("ikigai: /approve maybe: say /approve yes or /approve ask")
 
 
 def test_ask_on_a_terminal_renders_too(env, fake_server, tmp_path):

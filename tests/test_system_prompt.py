@@ -322,3 +322,28 @@ def test_project_skills_and_agents_md_from_a_subdirectory(offline, isolated_home
     system = request("anthropic", "--no-tools")["system"]
     assert "- local: Project-only skill." in system
     assert "## Project instructions (AGENTS.md)\n\nUse tabs." in system
+
+
+def test_clear_forgets_the_skills_loaded_since_the_start(isolated_home, make_tool, fake_server):
+    """After /clear the request is a new conversation's: the ``--skill`` skill stays, the
+    text of one /load loaded and the tool of one the model loaded are gone."""
+    greeter(isolated_home, make_tool)
+    write_skill(isolated_home / "skills", "extra", "More rules.", body="Be extra careful.\n")
+    replies = REPLIES["openai"]
+    fake_server.push(replies.reply(calls=[("c1", "load_skill", {"name": "greeter"})]),
+                     replies.reply("Loaded."), replies.reply("Fresh."))
+    result = CliRunner().invoke(
+        cli, ["chat", "--provider", "openai", "--no-stream", "--skill", "notes"],
+        input="/load extra\nhello\n/clear\nagain\n/toolset\n", catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    first, loaded, cleared = (r.json for r in fake_server.requests)
+    assert "Be extra careful." in first["messages"][0]["content"]
+    assert "greet" in advertised("openai", loaded)
+    system = cleared["messages"][0]["content"]
+    assert system == first["messages"][0]["content"].replace(
+        f"\n\n## Skill: extra (in {isolated_home / 'skills' / 'extra'})\n\nBe extra careful.", "")
+    assert "## Skill: notes" in system and "extra careful" not in system
+    assert cleared["messages"][1:] == [{"role": "user", "content": "again"}]
+    assert advertised("openai", cleared) == advertised("openai", first)
+    assert "greet" not in advertised("openai", cleared)
+    assert result.stdout.splitlines()[-1].endswith("(skills loaded: notes)")

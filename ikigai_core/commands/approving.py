@@ -53,13 +53,11 @@ def grants(yes: bool, allow: tuple[str, ...]) -> Grants:
 
 def guard_line(app: App, granted: Grants) -> str:
     """``sandbox: ...; approvals: ...``, as ``chat`` says when it starts."""
-    from ikigai_core.defaults.sandbox import sandbox_mode
+    from ikigai_core.defaults.sandbox import sandbox_shown
 
-    mode = sandbox_mode(app.settings)
+    mode = sandbox_shown(app.settings)  # a misspelt mode fails here, as chat starts
     if app.pm.is_blocked(SANDBOX):
         mode = "off (its plugin is disabled)"
-    elif mode != "off":
-        mode += " (network on)" if app.settings.sandbox_network else " (no network)"
     if app.pm.is_blocked(APPROVALS):
         approvals = "none, every call runs (its plugin is disabled)"
     elif granted.yes:
@@ -69,6 +67,14 @@ def guard_line(app: App, granted: Grants) -> str:
         if granted.allow:
             approvals += f"; {len(granted.allow)} --allow grant(s)"
     return f"sandbox: {mode}; approvals: {approvals}"
+
+
+def disabled_guards(app: App) -> list[str]:
+    """Status-line words for the guarding plugins that are disabled (a disabled plugin
+    cannot say so itself): ``approve: off (plugin disabled)``."""
+    return [f"{word}: off (plugin disabled)"
+            for plugin, word in ((APPROVALS, "approve"), (SANDBOX, "sandbox"))
+            if app.pm.is_blocked(plugin)]
 
 
 def terminal_asker() -> Callable[[str], str | None]:

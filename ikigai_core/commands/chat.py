@@ -23,7 +23,7 @@ from ikigai_core.commands.agent import (
     report_unfit,
     start_conversation,
 )
-from ikigai_core.commands.approving import grants, guard_line
+from ikigai_core.commands.approving import APPROVALS, grants, guard_line
 from ikigai_core.commands.chat_table import CHAT_COMMANDS, chat_command
 from ikigai_core.commands.frontend import front_end, plain_option
 from ikigai_core.commands.output import printable, warn
@@ -31,7 +31,6 @@ from ikigai_core.commands.sessions import Recorder
 from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools, report_skipped
 from ikigai_core.conversation import Conversation, Usage, UserMessage, usage_of
 from ikigai_core.errors import IkigaiError, UsageError
-from ikigai_core.prompt import system_prompt
 
 if TYPE_CHECKING:
     from ikigai_core.agent import Agent
@@ -59,17 +58,21 @@ class ChatSession:
     :param discovery: the start-up discovery, already started.
     :param front: how the chat looks (plain or rendered).
     :param recorder: writes each answered prompt to the session log.
-    :param conversation: an earlier conversation to go on with (default: a new one).
+    :param fresh: the conversation as the command line starts it (its system prompt, the
+        ``--skill`` skills loaded); ``/clear`` goes back to it.
+    :param earlier: an earlier conversation to go on with instead.
     """
 
     def __init__(self, app: App, agent: Agent, discovery: Discovery, front: FrontEnd,
-                 recorder: Recorder, conversation: Conversation | None = None):
+                 recorder: Recorder, fresh: Conversation, earlier: Conversation | None = None):
         self.app = app
         self.agent = agent
         self.discovery = discovery
         self.front = front
         self.recorder = recorder
-        self.conversation = conversation or Conversation(system=system_prompt(app))
+        self.fresh_system = fresh.system
+        self.fresh_skills = tuple(agent.toolset.loaded)
+        self.conversation = earlier or fresh
         self.registry: Registry | None = None
         self.failure: IkigaiError | None = None
         """Why the last message sent to the model failed; ``None`` once one succeeds."""
@@ -93,6 +96,13 @@ class ChatSession:
             warn("interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc))
         self.front.end_line()
         return True
+
+    def clear(self) -> None:
+        """Start a new conversation, as the command line started the first: the skills
+        loaded since (by ``/load`` or the model) are gone, their text and their tools."""
+        self.agent.toolset.unload(keep=self.fresh_skills)
+        self.conversation = Conversation(system=self.fresh_system)
+        self.recorder.restart()
 
     def send(self, message: str) -> None:
         """Send ``message`` to the model and show the turn; remember whether it failed."""
@@ -175,9 +185,24 @@ def _model(chat: ChatSession, name: str) -> None:
 
 @chat_command("/clear", "/clear", ("/clear", "start a new conversation"))
 def _clear(chat: ChatSession, argument: str) -> None:
-    chat.conversation = Conversation(system=chat.conversation.system)  # loaded skills stay
-    chat.recorder.restart()
+    chat.clear()
     chat.front.cleared()
+
+
+@chat_command("/approve", "/approve [yes|ask]",
+              ("/approve", "say how tool calls are sandboxed and approved"),
+              ("/approve yes", "approve every call that would ask (a deny rule still denies)"),
+              ("/approve ask", "ask again"))
+def _approve(chat: ChatSession, argument: str) -> None:
+    from ikigai_core.defaults.approvals import approve_all, current_grants
+
+    if argument not in ("", "yes", "ask"):
+        raise UsageError(f"/approve {argument}: say /approve yes or /approve ask")
+    if argument and chat.app.pm.is_blocked(APPROVALS):
+        raise UsageError(f"/approve {argument}: every call runs, the approvals plugin "
+                         f"{APPROVALS} is disabled")
+    grants = approve_all(argument == "yes") if argument else current_grants()
+    click.echo(guard_line(chat.app, grants))
 
 
 @chat_command("/help", "/help", ("/help", "this help"))
@@ -218,7 +243,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
              f"({sum(isinstance(m, UserMessage) for m in earlier.messages)} earlier prompts)")
     discovery = app.discovery()
     discovery.start()  # the prompt comes up now; a submit waits for the tools
-    session = ChatSession(app, agent, discovery, front, recorder, earlier or conversation)
+    session = ChatSession(app, agent, discovery, front, recorder, conversation, earlier)
     front.started(session, guard_line(app, run_grants))
     try:
         with granted(run_grants):

@@ -75,14 +75,15 @@ def chatting_with(chat: ChatSession) -> str:
 
 
 def is_plain(app: App, plain: bool) -> bool:
-    """Whether to print plain text: asked to, ``NO_COLOR``, ``TERM=dumb`` or not a terminal."""
+    """Whether to print plain text: asked to, ``NO_COLOR``, ``TERM=dumb``, or stdout (where
+    the answer goes) not a terminal; stdin and stderr do not decide this."""
     return (plain or bool(app.environ.get("NO_COLOR")) or app.environ.get("TERM") == "dumb"
             or not sys.stdout.isatty())
 
 
 def front_end(app: App, *, plain: bool, interactive: bool) -> FrontEnd:
     """The front end for this invocation; ``interactive`` when it reads a chat's lines
-    (then a terminal also needs stdin on it)."""
+    (then rendering also needs stdin on the terminal: a chat fed from a pipe is plain)."""
     if is_plain(app, plain) or (interactive and not sys.stdin.isatty()):
         return PlainFrontEnd(app)
     from ikigai_core.commands.screen import Screen

@@ -22,6 +22,7 @@ from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 
+from ikigai_core.commands.approving import disabled_guards
 from ikigai_core.commands.output import printable
 from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.status import status_words
@@ -45,6 +46,18 @@ def _after_backslash() -> bool:
     """The cursor ends the input, right after a backslash."""
     document = get_app().current_buffer.document
     return document.is_cursor_at_the_end and document.text.endswith("\\")
+
+
+def fitted(words: Iterable[str], width: int) -> str:
+    """``words`` joined by `` · ``, a new line started where the next would pass ``width``."""
+    lines: list[str] = []
+    for word in words:
+        joined = f"{lines[-1]} · {word}" if lines else word
+        if lines and len(joined) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 class ChatCompleter(Completer):
@@ -132,15 +145,16 @@ class LineInput:
 
     def status(self) -> str:
         """The status line: provider, model, tokens of the last turn and of the chat, then
-        what plugins add (``ikigai_status``)."""
+        what plugins add (``ikigai_status``: the approval and sandbox modes...); on more
+        lines, broken between words, when the terminal is too narrow for one."""
         agent = self.chat.agent
         words = [agent.provider.name, agent.model,
                  f"tokens: turn {self.chat.turn_usage.total:,} · "
                  f"chat {self.chat.usage.total:,}",
-                 *status_words(self.app)]
+                 *status_words(self.app), *disabled_guards(self.app)]
         if self.armed:
             words.append(LEAVE_HINT)
-        return " · ".join(words)
+        return fitted(words, self.session.output.get_size().columns)
 
     def read(self) -> str | None:
         """The next line the user sends; ``None`` when they leave."""

@@ -273,8 +273,8 @@ class Screen:
     # -- the chat -------------------------------------------------------------
 
     def started(self, chat: ChatSession, guard: str) -> None:
-        """Say who we chat with and how tools are guarded (``guard``); plugins may now ask
-        the user questions."""
+        """Say who we chat with; plugins may now ask the user questions. How tools are
+        guarded is on the status line (``/approve`` says ``guard`` in full)."""
         from ikigai_core.commands.lineinput import LineInput
 
         self.chat = chat
@@ -283,7 +283,6 @@ class Screen:
         self.console.print(Text(
             f"{chatting_with(chat)}; /help for commands, Alt-Enter or \\ Enter for a new "
             "line, Ctrl-D to leave", style="dim"))
-        self.console.print(Text(guard, style="dim"))
 
     def cleared(self) -> None:
         """Say that the conversation starts afresh."""

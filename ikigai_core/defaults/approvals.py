@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core import CallDecision, hookimpl
@@ -62,6 +62,13 @@ class Grants:
                 return f"--allow {rule.tool}" + "".join(f":{c}" for c in rule.when)
         return "--yes" if self.yes else None
 
+    def mode(self) -> str:
+        """``approve: yes`` (everything that would ask runs), or ``approve: ask`` with the
+        number of ``--allow`` grants: the status line's word."""
+        if self.yes:
+            return "approve: yes"
+        return f"approve: ask (+{len(self.allow)} --allow)" if self.allow else "approve: ask"
+
 
 _grants = Grants()
 
@@ -75,6 +82,25 @@ def granted(grants: Grants) -> Iterator[None]:
         yield
     finally:
         _grants = before
+
+
+def current_grants() -> Grants:
+    """What the running ``ask`` or ``chat`` approves."""
+    return _grants
+
+
+def approve_all(yes: bool) -> Grants:
+    """Approve every call that would ask (``yes``), or ask again, until the running
+    :func:`granted` block ends (chat's ``/approve``); the grants now in force."""
+    global _grants
+    _grants = replace(_grants, yes=yes)
+    return _grants
+
+
+@hookimpl(tryfirst=True)  # the guards before other plugins' words
+def ikigai_status() -> Sequence[str]:
+    """The approval mode for a terminal chat's status line (:meth:`Grants.mode`)."""
+    return [_grants.mode()]
 
 
 @hookimpl

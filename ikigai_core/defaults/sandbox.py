@@ -44,6 +44,20 @@ def sandbox_mode(settings: Settings) -> str:
     return settings.sandbox
 
 
+def sandbox_shown(settings: Settings) -> str:
+    """The mode as a person reads it: ``off``, or with the network (``read-only (no network)``)."""
+    mode = sandbox_mode(settings)
+    if mode == "off":
+        return mode
+    return mode + (" (network on)" if settings.sandbox_network else " (no network)")
+
+
+@hookimpl(tryfirst=True)  # the guards before other plugins' words
+def ikigai_status(context: CallContext) -> Sequence[str]:
+    """The sandbox for a terminal chat's status line (``sandbox: off``)."""
+    return [f"sandbox: {sandbox_shown(context.settings)}"]
+
+
 @hookimpl(trylast=True)
 def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
     """Wrap ``spec.argv`` in ``bwrap`` for the configured mode (last, after other plugins)."""

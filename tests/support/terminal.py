@@ -65,22 +65,7 @@ class Terminal:
     def read_until(self, marker: bytes, timeout: float = 20) -> bytes:
         """What the program prints until ``marker`` ends it (``b""``: until it closes the
         terminal); an ``AssertionError`` showing what was seen once ``timeout`` seconds pass."""
-        seen = b""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-                raise AssertionError(f"no {marker or 'end'!r} within {timeout} s after {seen!r}")
-            try:
-                chunk = os.read(self.fd, 4096)
-            except OSError:  # the program closed the terminal
-                chunk = b""
-            if not chunk:
-                assert not marker, f"the terminal closed before {marker!r}: {seen!r}"
-                return seen
-            seen += chunk
-            if marker and seen.endswith(marker):
-                return seen
+        return read_until(self.fd, marker, timeout)
 
     def wait(self, timeout: float = 10) -> int:
         """The program's exit code; an ``AssertionError`` (the program killed) if it still
@@ -105,3 +90,24 @@ class Terminal:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def read_until(fd: int, marker: bytes, timeout: float = 20) -> bytes:
+    """What the terminal ``fd`` (a pty's main side) shows until ``marker`` ends it (``b""``:
+    until every program closed it); an ``AssertionError`` once ``timeout`` seconds pass."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise AssertionError(f"no {marker or 'end'!r} within {timeout} s after {seen!r}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the program closed the terminal
+            chunk = b""
+        if not chunk:
+            assert not marker, f"the terminal closed before {marker!r}: {seen!r}"
+            return seen
+        seen += chunk
+        if marker and seen.endswith(marker):
+            return seen
