@@ -24,7 +24,7 @@ from ikigai_core.lifecycle import (
     ToolCallRequest,
     ToolRunner,
 )
-from ikigai_core.outcome import ToolOutcome
+from ikigai_core.outcome import Attachment, ToolOutcome
 from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ hookimpl = pluggy.HookimplMarker("ikigai")
 
 __all__ = [
     "AssistantMessage",
+    "Attachment",
     "CallContext",
     "CallDecision",
     "CallRecord",

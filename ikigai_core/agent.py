@@ -22,6 +22,7 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError
+from ikigai_core.outcome import within_limit
 from ikigai_core.process import terminate_until
 from ikigai_core.skills import LOAD_SKILL
 from ikigai_core.toolset import Toolset
@@ -29,6 +30,7 @@ from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+    from ikigai_core.execution import CallResult
     from ikigai_core.providers import Provider
     from ikigai_core.tools import Tool
 
@@ -152,11 +154,12 @@ class Agent:
 
     def _timed(self, call: ToolCall) -> ToolResult:
         started = time.monotonic()
-        envelope = self.call(call)
-        return ToolResult(call, envelope, time.monotonic() - started)
+        done = self.call(call)
+        return ToolResult(call, done.envelope, time.monotonic() - started,
+                          within_limit(done.outcome.attachments))
 
-    def call(self, call: ToolCall) -> dict[str, Any]:
-        """Run one tool call through the executor and return its envelope.
+    def call(self, call: ToolCall) -> CallResult:
+        """Run one tool call through the executor and return what happened.
 
         Arguments the provider could not parse get ``INVALID_PARAMS`` without running
         anything; the provider undoes its schema changes (``prepare_arguments``) first.
@@ -172,7 +175,7 @@ class Agent:
         if (call.name == LOAD_SKILL and result is not None and "error" not in result
                 and result.get("skill") in self.toolset.skills):
             self.toolset.load(result["skill"])
-        return done.envelope
+        return done
 
 
 def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:

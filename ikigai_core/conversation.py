@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ikigai_core.outcome import Attachment
 
 
 @dataclass(frozen=True)
@@ -86,12 +89,15 @@ class AssistantMessage:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """The envelope one tool call produced (``tool_success`` ...), for the model, and the
-    seconds the call took (recorded in the session log, never sent)."""
+    """The envelope one tool call produced (``tool_success`` ...), for the model, the
+    seconds the call took (recorded in the session log, never sent), and the binary
+    content the tool gave beside it, for providers that send it natively (never recorded:
+    the envelope's text says what it was)."""
 
     call: ToolCall
     envelope: Mapping[str, Any]
     duration: float = 0.0
+    attachments: tuple[Attachment, ...] = ()
 
     @property
     def envelope_json(self) -> str:

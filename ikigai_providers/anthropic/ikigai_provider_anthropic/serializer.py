@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 MAX_TOKENS = 8192
 """``max_tokens`` is required by the Messages API."""
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+"""The image types a ``tool_result`` may hold (the vision guide's list)."""
 
 
 class AnthropicSerializer(Provider):
@@ -67,11 +69,17 @@ class AnthropicSerializer(Provider):
         return {"role": "user", "content": [{"type": "text", "text": text}]}
 
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        """One user message of ``tool_result`` blocks, ``is_error`` on failures."""
+        """One user message of ``tool_result`` blocks, ``is_error`` on failures; a result
+        with images holds the envelope as a ``text`` block, then an ``image`` block each."""
         blocks: list[dict[str, Any]] = []
         for result in results:
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call.id,
-                     "content": result.envelope_json}
+            content: Any = result.envelope_json
+            images = [a for a in result.attachments if a.mime_type in IMAGE_TYPES]
+            if images:
+                content = [{"type": "text", "text": content}, *(
+                    {"type": "image", "source": {"type": "base64", "media_type": a.mime_type,
+                                                 "data": a.base64}} for a in images)]
+            block = {"type": "tool_result", "tool_use_id": result.call.id, "content": content}
             blocks.append({**block, "is_error": True} if result.is_error else block)
         return [{"role": "user", "content": blocks}]
 

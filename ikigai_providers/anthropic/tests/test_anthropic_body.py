@@ -7,6 +7,7 @@ import json
 import pytest
 from ikigai_provider_anthropic.serializer import AnthropicSerializer
 
+from ikigai_core import Attachment
 from ikigai_core.conversation import (
     AssistantMessage,
     Conversation,
@@ -161,3 +162,21 @@ def test_hand_built_calls_with_broken_arguments_send_an_empty_input():
 
 def test_prepare_arguments_is_the_identity():
     assert anthropic.prepare_arguments(builtin_tool("bash"), {"command": None}) == {"command": None}
+
+
+def test_images_go_in_the_tool_result_other_types_only_as_the_envelopes_line():
+    call = ToolCall("t1", "snap", {})
+    png, svg = Attachment("image/png", b"\x89PNG"), Attachment("image/svg+xml", b"<svg/>")
+    conversation = Conversation([ToolResultsMessage((
+        ToolResult(call, OK_ENVELOPE, attachments=(png, svg)),
+        ToolResult(call, ERROR_ENVELOPE, attachments=(svg,)),
+    ))])
+    [message] = anthropic.request_body(conversation, [], model="m", stream=False)["messages"]
+    with_image, without = message["content"]
+    assert with_image["content"] == [
+        {"type": "text", "text": json.dumps(OK_ENVELOPE)},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                     "data": "iVBORw=="}},
+    ]
+    assert without == {"type": "tool_result", "tool_use_id": "t1",
+                       "content": json.dumps(ERROR_ENVELOPE), "is_error": True}

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 
 SYNTHETIC_ID = "gemini-call-"
 """Prefix of the ids ikigai makes up for calls Gemini sent without one (never sent back)."""
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
+"""The image types a ``functionResponse`` may hold (multimodal function responses)."""
+TEXT_ONLY_RESULTS = ("gemini-1", "gemini-2")
+"""Models older than Gemini 3, which take no media in a ``functionResponse``: they get the
+envelope's text alone."""
 
 
 class GoogleSerializer(Provider):
@@ -63,6 +68,9 @@ class GoogleSerializer(Provider):
         """``contents``, ``systemInstruction``, ``tools: [{functionDeclarations}]``; the
         model and streaming are in the URL."""
         body: dict[str, Any] = {"contents": self.wire_messages(conversation)}
+        if model.removeprefix(self.model_prefix).startswith(TEXT_ONLY_RESULTS):
+            for part in (part for content in body["contents"] for part in content["parts"]):
+                part.get("functionResponse", {}).pop("parts", None)
         if conversation.system:
             body["systemInstruction"] = {"parts": [{"text": conversation.system}]}
         sent = self.declarations(tools)
@@ -75,10 +83,10 @@ class GoogleSerializer(Provider):
         return {"role": "user", "parts": [{"text": text}]}
 
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        """One user content of ``functionResponse`` parts."""
-        return [{"role": "user", "parts": [{"functionResponse": _with_real_id(
-            result.call, {"name": result.call.name, "response": dict(result.envelope)}
-        )} for result in results]}]
+        """One user content of ``functionResponse`` parts; a result's images go in its
+        own ``parts`` as ``inlineData``."""
+        return [{"role": "user", "parts": [{"functionResponse": _function_response(result)}
+                                           for result in results]}]
 
     def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
         """Unchanged as the model sent it (its ``thoughtSignature`` must go back), else
@@ -137,6 +145,16 @@ def _add_call(turn: TurnBuilder, call: Mapping[str, Any]) -> None:
         json.dumps(call, sort_keys=True).encode()
     ).hexdigest()[:12]
     turn.add_call(index, call_id, call["name"], call.get("args", {}))
+
+
+def _function_response(result: ToolResult) -> dict[str, Any]:
+    fields = _with_real_id(result.call, {"name": result.call.name,
+                                         "response": dict(result.envelope)})
+    images = [a for a in result.attachments if a.mime_type in IMAGE_TYPES]
+    if images:
+        fields["parts"] = [{"inlineData": {"mimeType": a.mime_type, "data": a.base64}}
+                           for a in images]
+    return fields
 
 
 def _with_real_id(call: ToolCall, fields: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from ikigai_provider_google.serializer import GoogleSerializer
 
+from ikigai_core import Attachment, ToolResult, ToolResultsMessage
 from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, UserMessage
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.replies import REPLIES
@@ -74,3 +76,18 @@ def test_empty_model_turns_are_left_out():
 
 def test_prepare_arguments_is_the_identity():
     assert google.prepare_arguments(builtin_tools()[0], {"command": "ls"}) == {"command": "ls"}
+
+
+@pytest.mark.parametrize("model, sent", [
+    ("gemini-3-pro-preview", [{"inlineData": {"mimeType": "image/png", "data": "iVBORw=="}}]),
+    ("models/gemini-2.5-flash", None),
+])
+def test_images_go_in_the_function_response_from_gemini_3_on(model, sent):
+    call = ToolCall("c1", "snap", {})
+    attachments = (Attachment("image/png", b"\x89PNG"), Attachment("image/gif", b"GIF89a"))
+    conversation = Conversation([ToolResultsMessage((ToolResult(call, OK_ENVELOPE,
+                                                                attachments=attachments),))])
+    [content] = google.request_body(conversation, [], model=model, stream=False)["contents"]
+    [part] = content["parts"]
+    assert part["functionResponse"]["response"] == OK_ENVELOPE
+    assert part["functionResponse"].get("parts") == sent

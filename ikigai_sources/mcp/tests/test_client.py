@@ -65,7 +65,7 @@ def test_results_text_structured_error_and_image(servers, tmp_path):
     assert "edge__fail" in failed["error"]
     picture = call(an_app, "edge__pic")
     text = picture["result"]["text"]
-    assert text == "[image/png image, 104 bytes; not shown to the model]"
+    assert text == "[image/png image, 104 bytes]"
     assert base64.b64encode(b"\x89PNG").decode()[:6] not in json.dumps(picture)
 
 
