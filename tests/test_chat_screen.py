@@ -10,6 +10,7 @@ import contextvars
 import io
 import re
 import signal
+import sys
 import threading
 import time
 from types import SimpleNamespace
@@ -26,7 +27,7 @@ import ikigai_core.commands.chat  # noqa: F401 - chat's module fills the command
 from ikigai_core import hookimpl
 from ikigai_core.app import App
 from ikigai_core.commands.lineinput import LEAVE_HINT, LineInput, fitted
-from ikigai_core.commands.screen import Screen, key_argument, split_blocks
+from ikigai_core.commands.screen import WARM_UP, Screen, key_argument, split_blocks, warm_up
 from ikigai_core.conversation import ToolCall, Usage
 
 
@@ -173,6 +174,21 @@ def test_clear_and_start_are_said(screen, app):
 # -- The prompt ---------------------------------------------------------------------------
 
 
+def test_rich_waits_until_the_first_prompt_is_shown(app, capsys):
+    """The first prompt needs no rich: the banner is printed without it, rich comes later
+    in the background; the console is made when first used."""
+    screen = Screen(app)
+    screen._note("chatting with someone")
+    assert capsys.readouterr().out == "chatting with someone\n"  # (no colour on a pipe)
+    assert screen._console is None
+    assert screen.console.file is sys.stdout and screen._console is not None
+    before = set(threading.enumerate())
+    warm_up()
+    for thread in set(threading.enumerate()) - before:
+        thread.join(20)
+    assert all(module in sys.modules for module in WARM_UP)
+
+
 @pytest.fixture
 def prompt(app):
     """A :class:`LineInput` fed from a pipe: ``(line_input, keys)``."""
@@ -181,6 +197,20 @@ def prompt(app):
                            tools_found=lambda: {"file_read": None, "file_write": None})
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         yield LineInput(app, chat), keys
+
+
+def test_shown_is_called_once_the_first_prompt_is_drawn(app):
+    shown = []
+    chat = SimpleNamespace(agent=SimpleNamespace(provider=SimpleNamespace(name="o"), model="m"),
+                           turn_usage=Usage(), usage=Usage(), tools_found=dict)
+    with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+        line_input = LineInput(app, chat, shown=lambda: shown.append(True))
+        assert shown == []
+        keys.send_text("one\r")
+        line_input.read()
+        keys.send_text("two\r")
+        line_input.read()
+    assert shown == [True]
 
 
 def test_enter_sends_and_alt_enter_or_a_backslash_start_a_new_line(prompt):

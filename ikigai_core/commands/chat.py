@@ -242,9 +242,10 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         warn(f"continuing session {recorder.session_id} "
              f"({sum(isinstance(m, UserMessage) for m in earlier.messages)} earlier prompts)")
     discovery = app.discovery()
-    discovery.start()  # the prompt comes up now; a submit waits for the tools
     session = ChatSession(app, agent, discovery, front, recorder, conversation, earlier)
     front.started(session, guard_line(app, run_grants))
+    discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
+    # prompt comes up now and a submit waits for the tools
     try:
         with granted(run_grants):
             for line in front.lines():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
@@ -90,11 +90,14 @@ class LineInput:
 
     :param app: the invocation (its home holds the history).
     :param chat: the chat whose commands, tools, model and tokens the prompt shows.
+    :param shown: called once, when the first prompt is on the screen.
     """
 
-    def __init__(self, app: App, chat: ChatSession) -> None:
+    def __init__(self, app: App, chat: ChatSession,
+                 shown: Callable[[], object] | None = None) -> None:
         self.app = app
         self.chat = chat
+        self.shown = shown
         self.armed = False  # Ctrl-C was pressed on an empty line: once more leaves
         self.asking = threading.Lock()
         ensure_private_dir(app.home)
@@ -105,6 +108,7 @@ class LineInput:
             complete_while_typing=False, key_bindings=self._keys(),
             bottom_toolbar=self.status, enable_history_search=False)
         self.session.default_buffer.on_text_changed += self._disarm
+        self.session.app.after_render += self._first_render
         self.question: PromptSession[str] | None = None
         previous = signal.getsignal(signal.SIGINT)
 
@@ -117,6 +121,11 @@ class LineInput:
 
     def _disarm(self, _: object) -> None:
         self.armed = False
+
+    def _first_render(self, _: object) -> None:
+        self.session.app.after_render -= self._first_render
+        if self.shown is not None:
+            self.shown()
 
     def _keys(self) -> KeyBindings:
         keys = KeyBindings()

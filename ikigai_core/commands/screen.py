@@ -2,15 +2,18 @@
 call with a preview of its result (a coloured diff for file edits), a spinner with the
 elapsed time, and a ``prompt_toolkit`` prompt with a status line.
 
-Imported only on a terminal (``rich`` and ``prompt_toolkit`` cost start-up time); everything
-from the model or a tool is printed as :class:`rich.text.Text` or markdown, never as rich
-markup, with its control characters escaped.
+Imported only on a terminal. The prompt needs ``prompt_toolkit`` at once; ``rich`` is
+imported in the background once the prompt is up (:func:`warm_up`), so the first prompt never
+waits for it. Everything from the model or a tool is printed as :class:`rich.text.Text` or
+markdown, never as rich markup, with its control characters escaped.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import shutil
+import textwrap
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -19,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
-from rich.live import Live
-from rich.spinner import Spinner
-from rich.text import Text
+import click
 
 from ikigai_core.commands.frontend import chatting_with
 from ikigai_core.commands.output import printable
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
+    from rich.live import Live
+    from rich.spinner import Spinner
+    from rich.text import Text
 
     from ikigai_core.app import App
     from ikigai_core.commands.chat import ChatSession
@@ -46,6 +49,20 @@ KEY_ARGUMENTS = ("command", "file_path", "path", "pattern", "url", "query", "nam
 string argument."""
 DIFFED_TOOLS = ("file_edit", "file_write")
 FENCES = ("```", "~~~")
+WARM_UP = ("rich.console", "rich.live", "rich.markdown", "rich.spinner", "rich.text")
+"""What the first answer renders with, imported while the user types the first prompt."""
+
+
+def warm_up() -> None:
+    """Import :data:`WARM_UP` in a background thread (a line sent meanwhile waits for it,
+    through the import lock)."""
+    import importlib
+
+    def load() -> None:
+        for module in WARM_UP:
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name="ikigai-warm-up", daemon=True).start()
 
 
 def split_blocks(text: str) -> tuple[str, str]:
@@ -117,6 +134,8 @@ def _read_small(path: Path) -> str | None:
 
 def diff_lines(before: str, after: str, name: str) -> list[Text]:
     """A unified diff of ``before`` and ``after``, one coloured :class:`Text` per line."""
+    from rich.text import Text
+
     styles = {"+": "green", "-": "red", "@": "cyan"}
     lines = []
     for line in difflib.unified_diff(before.splitlines(), after.splitlines(),
@@ -142,16 +161,25 @@ class Screen:
 
     def __init__(self, app: App, console: Console | None = None) -> None:
         self.app = app
-        self.console = Console(highlight=False) if console is None else console
+        self._console = console
         self.asking = threading.Lock()
         self.pending = ""
         self.spaced = True  # whether the next markdown block needs no blank line above it
         self.waiting_since: float | None = None
         self.running: dict[int, _Running] = {}
         self.live: Live | None = None
-        self.spinner = Spinner("dots", style="cyan")
+        self._spinner: Spinner | None = None
         self.chat: ChatSession | None = None
         self.input: LineInput | None = None
+
+    @property
+    def console(self) -> Console:
+        """Where everything is rendered (stdout), made at the first use."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(highlight=False)
+        return self._console
 
     # -- the model's text -----------------------------------------------------
 
@@ -185,6 +213,8 @@ class Screen:
     @contextmanager
     def turn(self) -> Iterator[None]:
         """A live area under the printed lines: the unfinished text and the spinner."""
+        from rich.live import Live
+
         live = Live(self, console=self.console, transient=True, refresh_per_second=10,
                     redirect_stdout=False, redirect_stderr=False)
         self.spaced = True
@@ -200,6 +230,10 @@ class Screen:
 
     def __rich__(self) -> RenderableType:
         """The live area: the model's unfinished block, then the spinner line."""
+        from rich.console import Group
+        from rich.spinner import Spinner
+        from rich.text import Text
+
         parts: list[RenderableType] = []
         pending = self.pending
         if pending.strip():
@@ -208,9 +242,11 @@ class Screen:
             parts.append(Markdown(pending, code_theme="monokai"))
         label, since = self._activity()
         if since is not None:
-            self.spinner.update(text=Text(f"{label} {time.monotonic() - since:.1f}s",
-                                          style="dim"))
-            parts.append(self.spinner)
+            if self._spinner is None:
+                self._spinner = Spinner("dots", style="cyan")
+            self._spinner.update(text=Text(f"{label} {time.monotonic() - since:.1f}s",
+                                           style="dim"))
+            parts.append(self._spinner)
         return Group(*parts)
 
     def _activity(self) -> tuple[str, float | None]:
@@ -240,6 +276,8 @@ class Screen:
 
     def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
         """``● bash  ls -l  ok 0.1s``, then a preview of the result or the file's diff."""
+        from rich.text import Text
+
         running = self.running.pop(id(call), None) or _Running(call, time.monotonic())
         elapsed = time.monotonic() - running.started
         word, style = status_of(envelope)
@@ -264,6 +302,8 @@ class Screen:
         return diff_lines(running.before, after, running.shown_path)
 
     def _preview(self, lines: list[Text], limit: int) -> None:
+        from rich.text import Text
+
         for line in lines[:limit]:
             self.console.print(Text("  ") + line, overflow="ellipsis", no_wrap=True,
                                style="dim" if not line.style else "")
@@ -278,15 +318,21 @@ class Screen:
         from ikigai_core.commands.lineinput import LineInput
 
         self.chat = chat
-        self.input = LineInput(self.app, chat)
+        self.input = LineInput(self.app, chat, shown=warm_up)
         self.app.ask_user = self.ask
-        self.console.print(Text(
-            f"{chatting_with(chat)}; /help for commands, Alt-Enter or \\ Enter for a new "
-            "line, Ctrl-D to leave", style="dim"))
+        self._note(f"{chatting_with(chat)}; /help for commands, Alt-Enter or \\ Enter for a "
+                   "new line, Ctrl-D to leave")
 
     def cleared(self) -> None:
         """Say that the conversation starts afresh."""
-        self.console.print(Text("new conversation", style="dim"))
+        self._note("new conversation")
+
+    def _note(self, text: str) -> None:
+        """``text`` dimmed, wrapped to the terminal (without rich: the first prompt is up
+        before rich is imported)."""
+        width = self._console.width if self._console else shutil.get_terminal_size().columns
+        click.echo(click.style(textwrap.fill(printable(text), width), dim=True),
+                   file=self._console.file if self._console else None)
 
     def lines(self) -> Iterator[str]:
         """What the user submits at the prompt, until Ctrl-D (or Ctrl-C twice)."""
