@@ -14,20 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ikigai_core.config import Settings
-from ikigai_core.errors import IkigaiError, ProviderError
-from ikigai_core.lifecycle import (
-    CallContext,
-    CallDecision,
-    CallRecord,
-    ProcessSpec,
-    ToolCallRequest,
-    ToolRunner,
-)
-from ikigai_core.outcome import Attachment, ToolOutcome
-from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
-
 if TYPE_CHECKING:
+    from ikigai_core.config import Settings
     from ikigai_core.conversation import (
         AssistantMessage,
         Conversation,
@@ -39,10 +27,21 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ikigai_core.discovery import DirectorySource
+    from ikigai_core.errors import IkigaiError, ProviderError
+    from ikigai_core.lifecycle import (
+        CallContext,
+        CallDecision,
+        CallRecord,
+        ProcessSpec,
+        ToolCallRequest,
+        ToolRunner,
+    )
+    from ikigai_core.outcome import Attachment, ToolOutcome
     from ikigai_core.provider_hook import provider_hook
     from ikigai_core.providers import Provider, ProviderRequest, ToolFit
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
+    from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
     from ikigai_core.wire import (
         TurnBuilder,
         http_error_message,
@@ -53,20 +52,26 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    "Settings": "ikigai_core.config",
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",
                      "ToolResultsMessage", "Usage", "UserMessage"), "ikigai_core.conversation"),
     "DirectorySource": "ikigai_core.discovery",
-    "Provider": "ikigai_core.providers",
-    "ProviderRequest": "ikigai_core.providers",
+    **dict.fromkeys(("IkigaiError", "ProviderError"), "ikigai_core.errors"),
+    **dict.fromkeys(("CallContext", "CallDecision", "CallRecord", "ProcessSpec",
+                     "ToolCallRequest", "ToolRunner"), "ikigai_core.lifecycle"),
+    **dict.fromkeys(("Attachment", "ToolOutcome"), "ikigai_core.outcome"),
     "provider_hook": "ikigai_core.provider_hook",
-    "ToolFit": "ikigai_core.providers",
+    **dict.fromkeys(("Provider", "ProviderRequest", "ToolFit"), "ikigai_core.providers"),
     "ServerSentEvent": "ikigai_core.sse",
     "read_cache": "ikigai_core.statefiles",
+    **dict.fromkeys(("SkippedTool", "Tool", "ToolCandidate", "ToolScan", "ToolSource"),
+                    "ikigai_core.tools"),
     **dict.fromkeys(("TurnBuilder", "http_error_message", "load_object", "parse_tool_call",
                      "stream_error", "stream_incomplete"), "ikigai_core.wire"),
 }
-"""Public names whose modules load on first use: a start-up (``ikigai tool list``) that
-never talks to a model or scans a directory of its own never pays for them."""
+"""Every public name but :data:`hookimpl`, with the module it lives in. A name's module
+loads on first use, so a plugin that imports ``hookimpl`` (every plugin) pays for no
+dataclass it does not touch, and a warm ``ikigai tool list`` imports only what it runs."""
 
 
 def __getattr__(name: str) -> Any:
@@ -76,6 +81,11 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(_LAZY[name]), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not."""
+    return sorted({*globals(), *_LAZY})
 
 
 __version__ = "0.1.0"

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.hookcall import collect, one_line
-from ikigai_core.lifecycle import ProcessSpec, ToolRunner
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
@@ -35,6 +34,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from ikigai_core.config import Settings
+    from ikigai_core.lifecycle import ProcessSpec
 
 MAX_PARALLEL_SCHEMA_CALLS = 64
 """Threads waiting to start ``--schema`` calls; how many run at once is :class:`_Gate`'s."""
@@ -194,6 +194,7 @@ def ask_schema(
 
     :returns: the validated schema, or the reason it is unusable.
     """
+    from ikigai_core.lifecycle import ProcessSpec
     from ikigai_core.process import run_process, start_failure
 
     spec = ProcessSpec(candidate.name, "schema", [*candidate.command, "--schema"],
@@ -288,7 +289,7 @@ def _candidate_problem(candidate: Any) -> str | None:
             or not all(isinstance(part, str) for part in command)):
         return (f"tool '{candidate.name}' has command {command!r:.60}: give a non-empty "
                 "tuple of strings, not one string")
-    if candidate.runner is not None and not isinstance(candidate.runner, ToolRunner):
+    if candidate.runner is not None and not callable(getattr(candidate.runner, "call", None)):
         return f"tool '{candidate.name}' has a runner without a call() method"
     if candidate.runner is not None and candidate.schema is None:
         return f"tool '{candidate.name}' has a runner but no schema"

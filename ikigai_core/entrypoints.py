@@ -2,11 +2,11 @@
 
 Asking ``importlib.metadata`` costs about 20 ms a start-up (it imports the ``email``
 package and reads every distribution on ``sys.path``): a quarter of a warm
-``ikigai tool list``. So the answer is cached under ``$IKIGAI_HOME/cache``, keyed by every
-distribution's metadata folder on ``sys.path`` (name and mtime; folders without any do not
-count): installing, upgrading,
-reinstalling or removing a distribution creates or deletes such a folder. Listing them
-costs well under a millisecond.
+``ikigai tool list``. So the answer is cached under ``$IKIGAI_HOME/cache``, keyed by each
+``sys.path`` folder holding distributions: its metadata folders' names and the folder's
+own mtime (folders without any do not count). Installing, upgrading, reinstalling or
+removing a distribution creates or deletes such a metadata folder, which changes its
+parent's mtime. Listing them costs well under a millisecond.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ METADATA_SUFFIXES = (".dist-info", ".egg-info")
 
 
 def _path_key() -> list[list[Any]]:
-    """Each ``sys.path`` folder holding distributions: their metadata folders and mtimes.
+    """Each ``sys.path`` folder holding distributions: its mtime and their metadata folders.
 
     Folders without any are left out: ``sys.path[0]`` is the script's folder for the console
     script but ``""`` for ``python -c``, and alternating the two must not invalidate the cache.
@@ -58,12 +58,11 @@ def _path_key() -> list[list[Any]]:
     for entry in sys.path:
         try:
             with os.scandir(entry or ".") as it:
-                found = sorted([d.name, d.stat().st_mtime_ns] for d in it
-                               if d.name.endswith(METADATA_SUFFIXES))
+                found = sorted(d.name for d in it if d.name.endswith(METADATA_SUFFIXES))
+            if found:
+                key.append([entry, os.stat(entry or ".").st_mtime_ns, found])
         except OSError:
             continue
-        if found:
-            key.append([entry, found])
     return key
 
 

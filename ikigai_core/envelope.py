@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core import hookimpl
-from ikigai_core.outcome import ToolOutcome
+
+if TYPE_CHECKING:
+    from ikigai_core.outcome import ToolOutcome
 
 
 @hookimpl(trylast=True)

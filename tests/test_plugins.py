@@ -154,3 +154,56 @@ def test_replacement_envelope_plugin_wins_over_the_default():
     pm = get_plugin_manager(load_entry_points=False, environ={})
     pm.register(Plugin(), name="mine")
     assert pm.hook.ikigai_wrap_result(outcome=ToolOutcome("t", result={})) == {"ok": True}
+
+
+class _Touchy:
+    """A module attribute that must never be read through (pluggy's rule)."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"registration read {name!r} through a module attribute")
+
+
+def test_module_plugins_register_the_same_hooks_as_pluggy_finds():
+    import types
+
+    import pluggy
+
+    from ikigai_core import hookspecs
+    from ikigai_core.plugins import PluginManager
+
+    module = types.ModuleType("odd_plugin")
+
+    @hookimpl(specname="ikigai_tool_sources")
+    def _sources_under_another_name():
+        return []
+
+    @hookimpl(wrapper=True)
+    def ikigai_system_prompt():
+        return (yield)
+
+    class Holder:
+        @staticmethod
+        @hookimpl
+        def ikigai_commands():
+            return []
+
+    module.__dict__.update(
+        sources=_sources_under_another_name, ikigai_system_prompt=ikigai_system_prompt,
+        ikigai_commands=Holder.__dict__["ikigai_commands"], touchy=_Touchy(),
+        ikigai_status=lambda context: [],  # a function without the marker is no hook
+        ikigai_tools_changed="not a function")
+    ours, theirs = PluginManager("ikigai"), pluggy.PluginManager("ikigai")
+    for pm in (ours, theirs):
+        pm.add_hookspecs(hookspecs)
+        pm.register(module, name="odd")
+        for name in DEFAULT_PLUGINS:
+            pm.register(__import__(name, fromlist=["_"]), name=name)
+
+    def hooks(pm):
+        return {name: sorted(str(impl.plugin_name) for impl in caller.get_hookimpls())
+                for name, caller in vars(pm.hook).items() if not name.startswith("_")}
+
+    assert hooks(ours) == hooks(theirs)
+    assert "odd" in hooks(ours)["ikigai_tool_sources"]
+    assert "odd" in hooks(ours)["ikigai_commands"]
+    assert "odd" not in hooks(ours)["ikigai_status"]

@@ -9,7 +9,6 @@ import click
 
 from ikigai_core.app import App
 from ikigai_core.commands.output import echo_json, printable
-from ikigai_core.permissions import RuleStore, parse_condition
 
 pass_app = click.make_pass_decorator(App)
 CONDITIONS_HELP = ("Each CONDITION is POINTER~REGEX (the argument at the JSON pointer matches "
@@ -26,6 +25,8 @@ def permissions() -> None:
 @pass_app
 def list_rules(app: App, as_json: bool) -> None:
     """Show every rule with its number."""
+    from ikigai_core.permissions import RuleStore  # not on `ikigai --help`'s path
+
     rules = RuleStore(app.home).rules()
     if as_json:
         echo_json([rule.to_json() for rule in rules])
@@ -44,6 +45,8 @@ def _adder(decision: str) -> click.Command:
     @click.argument("conditions", nargs=-1, metavar="[CONDITION]...")
     @pass_app
     def add(app: App, tool: str, conditions: tuple[str, ...]) -> None:
+        from ikigai_core.permissions import RuleStore, parse_condition
+
         rule = RuleStore(app.home).add(tool, decision, [parse_condition(c) for c in conditions])
         click.echo(printable(f"Stored {rule}"))
 
@@ -59,5 +62,7 @@ for _decision in ("allow", "ask", "deny"):
 @pass_app
 def remove(app: App, number: int) -> None:
     """Revoke rule ID (`ikigai permissions list` shows the numbers)."""
+    from ikigai_core.permissions import RuleStore
+
     rule = RuleStore(app.home).remove(number)
     click.echo(printable(f"Removed {rule}"))

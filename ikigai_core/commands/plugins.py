@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import click
 
 from ikigai_core.app import App
@@ -21,7 +19,7 @@ def plugins(app: App, as_json: bool) -> None:
 
     infos = list_plugins(app.pm)
     if as_json:
-        echo_json([dataclasses.asdict(info) for info in infos])
+        echo_json([info._asdict() for info in infos])
         return
     for info in infos:
         dist = f"{info.distribution} {info.version}" if info.distribution else "(no distribution)"

@@ -24,20 +24,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core import CallDecision, hookimpl
-from ikigai_core.permissions import (
-    Condition,
-    Rule,
-    RuleStore,
-    deciding_rule,
-    read_rules,
-    record_decision,
-)
+from ikigai_core import hookimpl
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rules and the lifecycle types load when a call is judged
     import click
 
-    from ikigai_core.lifecycle import CallContext, ToolCallRequest
+    from ikigai_core.lifecycle import CallContext, CallDecision, ToolCallRequest
+    from ikigai_core.permissions import Condition, Rule
 
 READ_ONLY_BUILTINS = ("file_read", "glob", "grep", "load_skill")
 """Built-in tools that only read: allowed without asking."""
@@ -108,6 +101,9 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
     """Allow, ask about, or deny one model-made call, and record the decision."""
     if request.call_id is None:
         return None
+    from ikigai_core.lifecycle import CallDecision
+    from ikigai_core.permissions import deciding_rule
+
     tool, arguments, context = request.tool, request.arguments, request.context
     rule = deciding_rule(_rules(context), tool.name, arguments)
     if rule is not None:
@@ -135,6 +131,7 @@ def default_decision(name: str, source: str, schema: Any) -> str:
 
 def _rules(context: CallContext) -> list[Rule]:
     """The user's rules and, in a trusted project, its ``deny`` and ``ask`` rules."""
+    from ikigai_core.permissions import RuleStore, read_rules
     from ikigai_core.project import find_project
     from ikigai_core.trust import TrustStore
 
@@ -180,6 +177,8 @@ def _ask(request: ToolCallRequest, by: str) -> tuple[str, str, str]:
 
 def _remember(context: CallContext, name: str, arguments: Any) -> Rule:
     """Store the ``allow`` rule an "always" answer stands for, and say which it is."""
+    from ikigai_core.permissions import RuleStore
+
     rule = RuleStore(context.home).add(name, "allow", suggested_conditions(arguments))
     _tell(context, f"stored {rule}; revoke it with `ikigai permissions remove {rule.id}`",
           kind="info")
@@ -190,6 +189,8 @@ def suggested_conditions(arguments: Any) -> tuple[Condition, ...]:
     """What "always" covers: for a shell ``command``, the same program with any arguments
     but no second command (no ``;``, ``&``, ``|``, ``$``, backticks, redirections);
     for any other tool, every call."""
+    from ikigai_core.permissions import Condition
+
     command = arguments.get("command") if isinstance(arguments, dict) else None
     words = command.split() if isinstance(command, str) else []
     if not words:
@@ -210,6 +211,8 @@ def _record(context: CallContext, name: str, arguments: Any, decision: str, by: 
              "cwd": str(context.cwd)}
     if reason:
         entry["reason"] = reason
+    from ikigai_core.permissions import record_decision
+
     try:
         record_decision(context.home, entry)
     except OSError as exc:

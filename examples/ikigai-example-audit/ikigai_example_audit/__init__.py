@@ -16,10 +16,12 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from ikigai_core import CallDecision, CallRecord, ToolCallRequest, hookimpl
+from ikigai_core import hookimpl
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: a plugin's module should cost nothing until a hook runs
     import click
+
+    from ikigai_core import CallDecision, CallRecord, ToolCallRequest
 
 LOG_ENV = "IKIGAI_AUDIT_LOG"
 DENY_ENV = "IKIGAI_AUDIT_DENY"
@@ -30,6 +32,8 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
     """Deny the tools named in ``IKIGAI_AUDIT_DENY``."""
     denied = {name.strip() for name in request.context.environ.get(DENY_ENV, "").split(",")}
     if request.tool.name in denied:
+        from ikigai_core import CallDecision
+
         return CallDecision.deny(f"tool '{request.tool.name}' is on the deny list ({DENY_ENV})")
     return None
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ikigai_core import ProcessSpec, hookimpl
+from ikigai_core import hookimpl
+
+if TYPE_CHECKING:  # types only: a plugin's module should cost nothing until a hook runs
+    from ikigai_core import ProcessSpec
 
 SCRUB_ENV = "IKIGAI_ENV_SCRUB"
 

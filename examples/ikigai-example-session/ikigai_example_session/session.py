@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import select
-import subprocess
 import sys
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ikigai_core import Tool, ToolOutcome
+if TYPE_CHECKING:  # the runner is built at every discovery; what a call needs loads then
+    import subprocess
+
+    from ikigai_core import Tool, ToolOutcome
 
 POLL = 0.05
 """Seconds between looks at ``cancelled`` while the session works."""
@@ -30,6 +29,11 @@ class Session:
     def call(self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
              cancelled: threading.Event) -> ToolOutcome:
         """Send the code, wait for its one-line answer or ``cancelled``."""
+        import json
+        import subprocess
+
+        from ikigai_core import ToolOutcome
+
         with self._lock:
             process = self._process
             if process is None or process.poll() is not None:
@@ -52,6 +56,9 @@ class Session:
 
 def _read_line(fd: int, cancelled: threading.Event) -> bytes | None:
     """One line from ``fd``, or ``None`` when it ends or ``cancelled`` is set first."""
+    import os
+    import select
+
     data = b""
     while not data.endswith(b"\n"):
         if cancelled.is_set():
