@@ -12,13 +12,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core.config import Settings, ikigai_home, load_settings
 from ikigai_core.errors import IkigaiError
 from ikigai_core.notices import Notices
 
 if TYPE_CHECKING:
     import pluggy
 
+    from ikigai_core.config import Settings
     from ikigai_core.discovery import Discovery
     from ikigai_core.execution import ToolExecutor
     from ikigai_core.hookcall import Notifier
@@ -78,11 +78,15 @@ class App:
     @cached_property
     def home(self) -> Path:
         """``$IKIGAI_HOME`` (default ``~/.ikigai``)."""
+        from ikigai_core.statefiles import ikigai_home
+
         return ikigai_home(self.environ)
 
     @cached_property
     def settings(self) -> Settings:
         """Defaults < config.json < environment."""
+        from ikigai_core.config import load_settings
+
         return load_settings(self.home, self.environ)
 
     @cached_property

@@ -13,21 +13,6 @@ from typing import Any
 from ikigai_core.errors import ConfigError
 
 
-def ikigai_home(environ: Mapping[str, str] = os.environ) -> Path:
-    """``$IKIGAI_HOME``, default ``~/.ikigai``; a relative one is taken from the directory
-    ikigai starts in, once, so tools running elsewhere do not move it."""
-    home = environ.get("IKIGAI_HOME")
-    if not home:
-        return Path.home() / ".ikigai"
-    try:
-        return Path(os.path.abspath(Path(home).expanduser()))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"IKIGAI_HOME={home} is relative and the current directory no longer exists; "
-            "cd to an existing directory or make IKIGAI_HOME absolute"
-        ) from None
-
-
 @dataclass(frozen=True)
 class Settings:
     """Every setting, with its default. README.md documents each key.

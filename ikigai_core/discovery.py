@@ -7,11 +7,10 @@ import os
 import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_core.hookcall import collect, one_line
 from ikigai_core.notices import Notices
@@ -115,8 +114,7 @@ class DirectorySource:
         return None, ""
 
 
-@dataclass(frozen=True)
-class SchemaAnswer:
+class SchemaAnswer(NamedTuple):
     """What asking a candidate for its schema gave: the schema, or why there is none."""
 
     schema: Mapping[str, Any] | None = None

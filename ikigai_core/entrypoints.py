@@ -15,15 +15,13 @@ import importlib
 import json
 import os
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ikigai_core.statefiles import write_private_json
 
 
-@dataclass(frozen=True)
-class PluginEntryPoint:
+class PluginEntryPoint(NamedTuple):
     """One ``[ikigai]`` entry point: its name, ``module:attr`` value and distribution."""
 
     name: str
@@ -91,7 +89,7 @@ def plugin_entry_points(group: str, cache_dir: Path | None = None) -> list[Plugi
         pass  # missing, corrupt or hand-edited: ask importlib.metadata again
     found = _scan(group)
     try:
-        write_private_json(path, {"key": key, "entry_points": [asdict(ep) for ep in found]})
+        write_private_json(path, {"key": key, "entry_points": [ep._asdict() for ep in found]})
     except OSError:
         pass  # an unwritable home only costs the next start-up the scan again
     return found

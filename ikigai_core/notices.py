@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Notice:
-    """One thing the user should know.
+class Notice(NamedTuple):
+    """One thing the user should know (a named tuple: cheap to define at every start-up).
 
     :param message: one line: what went wrong and, where it helps, what to do.
     :param plugin: the plugin it concerns, if any.

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ikigai_core.hookcall import collect
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool, ToolCandidate, ToolScan, ToolSource
@@ -66,9 +66,9 @@ class SkippedSkill(SkippedTool):
     ``ignored`` (overridden by a later layer)."""
 
 
-@dataclass(frozen=True)
-class SkillScan:
-    """What one skill source found: usable skills and skipped ones."""
+class SkillScan(NamedTuple):
+    """What one skill source found: usable skills and skipped ones (a named tuple, like
+    :class:`~ikigai_core.tools.ToolScan`)."""
 
     skills: Sequence[Skill] = ()
     skipped: Sequence[SkippedSkill] = ()

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from ikigai_core.config import Settings, ikigai_home, load_settings
+from ikigai_core.config import Settings, load_settings
 from ikigai_core.errors import ConfigError
+from ikigai_core.statefiles import ikigai_home
 
 
 def test_defaults_match_the_spec(tmp_path):

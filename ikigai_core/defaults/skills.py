@@ -5,11 +5,14 @@ is found as for tools, :func:`ikigai_core.project.find_project`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ikigai_core import hookimpl
 from ikigai_core.project import find_project
-from ikigai_core.skills import SkillDirectory
 from ikigai_core.trust import TrustStore
+
+if TYPE_CHECKING:
+    from ikigai_core.skills import SkillDirectory
 
 USER_PRECEDENCE = 10
 PROJECT_PRECEDENCE = 20
@@ -18,6 +21,8 @@ PROJECT_PRECEDENCE = 20
 @hookimpl
 def ikigai_skill_sources(home: Path, cwd: Path) -> list[SkillDirectory]:
     """The user directory, then the project's (untrusted: listed, never read)."""
+    from ikigai_core.skills import SkillDirectory  # not on `ikigai --help`'s path
+
     sources = [SkillDirectory(home / "skills", name="user", precedence=USER_PRECEDENCE)]
     project = find_project(cwd, ikigai_home=home)
     if project is not None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ikigai_core import hookimpl
-from ikigai_core.config import Settings
 from ikigai_core.defaults.project_instructions import read_text
+
+if TYPE_CHECKING:
+    from ikigai_core.config import Settings
 
 DEFAULT_PROMPT = """\
 You are a capable software agent working through tools. Every tool is an external \
