@@ -21,8 +21,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_core import hookimpl
 
@@ -40,10 +39,9 @@ _SHELL_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
 _NO_SHELL_SYNTAX = r"( [^;&|`$()<>\\\n]*)?$"  # arguments, but no second command
 
 
-@dataclass(frozen=True)
-class Grants:
+class Grants(NamedTuple):
     """What the command line approves for this run: ``--yes`` (everything that would ask)
-    and ``--allow`` rules."""
+    and ``--allow`` rules (a named tuple: this module loads at every start-up)."""
 
     yes: bool = False
     allow: tuple[Rule, ...] = ()
@@ -86,7 +84,7 @@ def approve_all(yes: bool) -> Grants:
     """Approve every call that would ask (``yes``), or ask again, until the running
     :func:`granted` block ends (chat's ``/approve``); the grants now in force."""
     global _grants
-    _grants = replace(_grants, yes=yes)
+    _grants = _grants._replace(yes=yes)
     return _grants
 
 
