@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import time
@@ -69,3 +71,17 @@ def report(title: str, medians: dict[str, tuple[float, float]], target: float) -
     print(f"{title}: {ours_name} {ms(ours_wall)} vs {theirs_name} {ms(theirs_wall)}"
           f" -> {wall:.2f}x wall (target <= {target}x, {verdict});"
           f" CPU {ms(ours_cpu)} vs {ms(theirs_cpu)} -> {cpu:.2f}x", flush=True)
+
+
+def instructions(argv: Sequence[str], env: Mapping[str, str] | None = None,
+                 cwd: str | None = None) -> int | None:
+    """Instructions ``argv`` executes, counted by valgrind's callgrind (``None`` without
+    valgrind). Unlike time, the count does not depend on what else the machine is doing,
+    so its ratios hold on a busy machine; it leaves out waiting and the cache's misses."""
+    if shutil.which("valgrind") is None:
+        return None
+    ran = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                          *argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    found = re.search(r"Collected : (\d+)", ran.stderr)
+    return int(found.group(1)) if found else None

