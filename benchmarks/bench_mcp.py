@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import measured, ms, report, run_command
+from _timing import instructions, measured, ms, report, run_command
 
 from ikigai_core.app import App
 
@@ -129,6 +129,11 @@ def main(calls: int = 300) -> None:
         }, 20)
         assert pids.read_text().split() == started, "a warm tool list started a server"
         report("warm `ikigai tool list`, 3 MCP servers configured, none started", medians, 1.5)
+        base = instructions([sys.executable, "-c", "import click, pluggy"], env, tmp)
+        if base:
+            count = instructions([IKIGAI, "tool", "list"], env, tmp) or 0
+            print(f"  instructions (callgrind; the same on a busy machine): {count / 1e6:.1f} M "
+                  f"vs {base / 1e6:.1f} M -> {count / base:.2f}x (target <= 1.5x)", flush=True)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,11 @@ import click
 from ikigai_core.app import App
 from ikigai_core.commands.output import echo_json, printable
 from ikigai_core.errors import UsageError
+from ikigai_mcp import project_config, user_config
 from ikigai_mcp.config import (
     DEFAULT_STARTUP_TIMEOUT,
     parse,
-    project_config,
     read_raw,
-    user_config,
     write_raw,
 )
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from ikigai_core import IkigaiError
 
-CONFIG_NAME = "mcp.json"
 DEFAULT_STARTUP_TIMEOUT = 10.0
 SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -72,16 +71,6 @@ class ServerConfig:
     def where(self) -> str:
         """The server for people: its command line or its URL."""
         return self.url if self.url is not None else " ".join(self.command)
-
-
-def user_config(home: Path) -> Path:
-    """``$IKIGAI_HOME/mcp.json``."""
-    return home / CONFIG_NAME
-
-
-def project_config(cwd: Path) -> Path:
-    """``./.ikigai/mcp.json``."""
-    return cwd / ".ikigai" / CONFIG_NAME
 
 
 def read_raw(path: Path) -> dict[str, Any]:

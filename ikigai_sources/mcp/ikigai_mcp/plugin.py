@@ -15,6 +15,8 @@ from ikigai_core import hookimpl
 @hookimpl
 def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
     """One source per configured MCP server (``mcp:NAME``), and one for the broken entries."""
+    if not _any_config(home, cwd):  # most start-ups: nothing to read, nothing to import
+        return []
     from ikigai_mcp.servers import Problems, configured
 
     servers = configured(home, cwd)
@@ -26,6 +28,16 @@ def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
         cache = ListingCache(home)
         sources = [McpSource(c, home, cache, refresh=refresh) for c in servers.configs.values()]
     return [*sources, Problems(servers.skipped)] if servers.skipped else sources
+
+
+def _any_config(home: Path, cwd: Path) -> bool:
+    """Whether the user's or the project's ``mcp.json`` exists."""
+    from ikigai_core.project import find_project
+    from ikigai_mcp import project_config, user_config
+
+    project = find_project(cwd, ikigai_home=home)
+    return user_config(home).exists() or (
+        project is not None and project_config(project).exists())
 
 
 @hookimpl

@@ -13,13 +13,12 @@ from pathlib import Path
 from ikigai_core import SkippedTool, ToolScan
 from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
+from ikigai_mcp import project_config, user_config
 from ikigai_mcp.config import (
     McpConfigError,
     ServerConfig,
     load,
-    project_config,
     read_raw,
-    user_config,
 )
 
 

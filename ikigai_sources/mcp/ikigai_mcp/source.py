@@ -8,22 +8,20 @@ Calls go to the server's one long-lived session through :class:`McpRunner`.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core import SkippedTool, ToolCandidate, ToolOutcome, ToolScan
-from ikigai_core.outcome import INVALID_PARAMS, TOOL_CRASHED, TOOL_TIMEOUT
-from ikigai_mcp.config import ServerConfig
+from ikigai_core import SkippedTool, ToolCandidate, ToolScan
 from ikigai_mcp.listing import ListingCache
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what a call needs loads with its first call: `tool list` pays nothing
     import threading as _threading
 
-    from ikigai_core import Tool
+    from ikigai_core import Tool, ToolOutcome
+    from ikigai_mcp.config import ServerConfig
     from ikigai_mcp.sessions import Connection
 
 USER_PRECEDENCE = 10
@@ -40,6 +38,8 @@ def tool_name(server: str, tool: str) -> str:
     a longer name keeps its first 55 characters and a hash of the whole."""
     name = _UNSAFE.sub("_", f"{server}{SEPARATOR}{tool}")
     if len(name) > 64:
+        import hashlib  # loading OpenSSL costs a start-up 2 ms: only for a long name
+
         name = f"{name[:55]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
     return name
 
@@ -151,6 +151,8 @@ class McpRunner:
         """Call the tool; every failure is an outcome the model can read."""
         from mcp import MCPError
 
+        from ikigai_core import ToolOutcome
+        from ikigai_core.outcome import INVALID_PARAMS, TOOL_CRASHED, TOOL_TIMEOUT
         from ikigai_mcp import results
         from ikigai_mcp.sessions import CallTimedOut, ServerError
 
