@@ -42,6 +42,14 @@ def test_warm_tool_list_stays_light_with_a_plugin_giving_schemas(tools_home, tmp
     assert heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path)) == []
 
 
+def test_without_mcp_json_the_mcp_plugin_imports_nothing(tools_home, tmp_path):
+    if "mcp" not in entry_points(group="ikigai").names:
+        pytest.skip("ikigai-mcp is not installed")
+    heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path))
+    assert heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path),
+                         watched=["ikigai_mcp.config", "ikigai_mcp.servers"]) == []
+
+
 def test_help_imports_no_command_module(isolated_home, tmp_path):
     script = ("import sys\nfrom ikigai_core.cli import main\ntry:\n    main(['--help'])\n"
               "except SystemExit:\n    pass\n"
