@@ -3,6 +3,7 @@
 A tool that reads a stream feeds it to a :class:`Capture`, which keeps at most the first and
 the last ``limit`` bytes; :func:`fit` then cuts the text of a result to head + marker + tail
 so that the printed JSON fits, and adds ``"truncated": {"total_bytes": N, "kept_bytes": M}``.
+A big text can be carried already escaped (:class:`Escaped`): :func:`dump` copies it as is.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from bisect import bisect_right, insort
 from collections import deque
 
 TYPE_CHECKING = False
@@ -17,10 +19,54 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 ENV_VAR = "IKIGAI_MAX_OUTPUT_BYTES"
+CONTROL = bytes([*range(1, 9), 11, 12, *range(14, 32)])  # escaped as dump escapes them
+SHORT = {b"\b": b"\\b", b"\f": b"\\f"}
+
+
+class Escaped:
+    """A text already in the form :func:`dump` gives it inside a JSON string (UTF-8 bytes).
+
+    Big search results are built this way, a file at a time, instead of as one ``str`` that
+    ``json`` then copies and escapes, and that UTF-8 encoding copies again.
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def text(self) -> str:
+        """The text itself."""
+        return json.loads(b'"' + self.data + b'"')
+
+
+def escaped(data: bytes) -> bytes:
+    """UTF-8 ``data`` as :func:`dump` writes it inside a JSON string, except NUL bytes and
+    newlines, left for the caller (it uses them as separators); a sequence that is not UTF-8
+    becomes U+FFFD, as ``decode`` with ``"replace"`` does."""
+    if not data.isascii():
+        data = data.decode("utf-8", "replace").encode()
+    data = data.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    data = data.replace(b"\t", b"\\t").replace(b"\r", b"\\r")
+    if len(data.translate(None, CONTROL)) < len(data):  # rare: a search is slower than this
+        data = re.sub(b"[%s]" % re.escape(CONTROL), _control, data)
+    return data
+
+
+def _control(found: re.Match[bytes]) -> bytes:
+    """The JSON escape of a control character."""
+    return SHORT.get(found[0], b"\\u%04x" % found[0][0])
 
 
 def dump(obj: object) -> bytes:
-    """Serialise ``obj`` as compact UTF-8 JSON; lone surrogates become U+FFFD, never a crash."""
+    """Serialise ``obj`` as compact UTF-8 JSON; lone surrogates become U+FFFD, never a crash.
+
+    A dict's :class:`Escaped` values are copied in as they are.
+    """
+    if isinstance(obj, dict) and any(isinstance(value, Escaped) for value in obj.values()):
+        fields = (dump(key) + b": " + (b'"' + value.data + b'"' if isinstance(value, Escaped)
+                                       else dump(value)) for key, value in obj.items())
+        return b"{" + b", ".join(fields) + b"}"
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
     try:
         return text.encode("utf-8")
@@ -147,10 +193,15 @@ def _marker(omitted: int, hint: str, head: str, tail: str) -> str:
 def fit(result: dict, limit: int | None, field: str = "output") -> dict:
     """Return ``result`` as printable JSON-ready dict within ``limit`` bytes.
 
-    ``result[field]`` may be a ``str`` or a :class:`Text`; without a limit, or when everything
-    fits, the text is returned whole.
+    ``result[field]`` may be a ``str``, a :class:`Text` or :class:`Escaped`; without a limit,
+    or when everything fits, the text is returned whole.
     """
     value = result.get(field)
+    if isinstance(value, Escaped):
+        if limit is None or len(dump({**result, field: ""})) + len(value.data) <= limit:
+            return result
+        value = value.text()
+        result = {**result, field: value}
     if not isinstance(value, Text):
         if not isinstance(value, str) or limit is None:
             return result
@@ -267,3 +318,49 @@ def joined(front: Lines, back: list[Lines], skipped: bool) -> Text:
     if not back:
         ends = list(front.tail)
     return Text("\n".join(front.head) + "\n", "\n".join(ends), total)
+
+
+class Ends:
+    """The start and the end of a sorted list of lines that arrive in any order.
+
+    Kept: the smallest lines, at least ``limit`` bytes of them, and the largest, as much: what
+    :func:`fit` can show of the sorted list. ``count`` and ``total`` (bytes, a newline after
+    each line) count every line added. Lines must be distinct. ``append`` adds a line, as a
+    list's does: a list stands in where no limit is set.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.low: list[str] = []  # the smallest lines, sorted
+        self.high: list[str] = []  # the largest lines, sorted
+        self.low_bytes = self.high_bytes = self.count = self.total = 0
+
+    def append(self, line: str) -> None:
+        """Add one line."""
+        size = _size(line)
+        self.count += 1
+        self.total += size
+        low, high = self.low, self.high
+        if self.low_bytes < self.limit or line < low[-1]:
+            insort(low, line)
+            self.low_bytes += size
+            while self.low_bytes - _size(low[-1]) >= self.limit:
+                self.low_bytes -= _size(low.pop())
+        if self.high_bytes < self.limit or line > high[0]:
+            insort(high, line)
+            self.high_bytes += size
+            while self.high_bytes - _size(high[0]) >= self.limit:
+                self.high_bytes -= _size(high.pop(0))
+
+    def text(self) -> Text:
+        """The sorted lines, joined: whole when every line is kept, else the two ends."""
+        total = max(self.total - 1, 0)
+        rest = self.high[bisect_right(self.high, self.low[-1]):] if self.low else []
+        if len(self.low) + len(rest) == self.count:
+            return Text("\n".join(self.low + rest), total_bytes=total)
+        return Text("\n".join(self.low) + "\n", "\n".join(self.high), total)
+
+
+def _size(line: str) -> int:
+    """Bytes ``line`` and its newline take in UTF-8, counted as :class:`Text` counts them."""
+    return len(line) + 1 if line.isascii() else len(line.encode("utf-8", "replace")) + 1

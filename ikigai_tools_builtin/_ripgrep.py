@@ -10,6 +10,10 @@ where that is after the first 8 KiB are text to grep-tool: the Python engine sea
 again. grep-tool's glob filter is applied to the paths ``rg`` reports. ``IKIGAI_RIPGREP``
 names another ``rg``, or (empty) turns the fast path off. The rules hold for ripgrep 14 (the
 version the project depends on); ``tests/tools/test_grep_engines.py`` runs both engines.
+
+``rg``'s output is read from a pipe while it searches, and each file's lines are put in
+grep-tool's form as they arrive, so that work overlaps the search; only sorting the files
+and joining them waits for the end.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import os
 import re
 import signal
 import sysconfig
+import time
 
+from ikigai_tools_builtin._budget import Escaped, dump, escaped
 from ikigai_tools_builtin._gitignore import ancestors
 
 TYPE_CHECKING = False
@@ -26,16 +32,18 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 ENV_VAR = "IKIGAI_RIPGREP"
-FLAGS = (
-    "--no-config", "--no-messages", "--debug", "--color=never", "--no-mmap", "--encoding=none",
-    "--line-number", "--with-filename", "--null", "--heading", "--field-match-separator=: ",
-    "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global", "--no-ignore-parent",
-    "--no-require-git",
+RULES = (  # decision 14's walk: .gitignore files only, in or out of a repository
+    "--no-config", "--no-messages", "--no-ignore-dot", "--no-ignore-exclude",
+    "--no-ignore-global", "--no-ignore-parent", "--no-require-git",
 )
-BINARY = re.compile(rb"^rg: DEBUG\|[^|]*\|[^ ]* ignoring (.*): found binary data at offset (\d+)$",
-                    re.MULTILINE)
+SEARCH = (
+    "--debug", "--color=never", "--no-mmap", "--encoding=none", "--line-number",
+    "--with-filename", "--null", "--heading", "--field-match-separator=: ",
+)
+BINARY = rb"(?m)^rg: DEBUG\|[^|]*\|[^ ]* ignoring (.*): found binary data at offset (\d+)$"
 BINARY_PROBE = 8192  # grep-tool's rule: a NUL byte within this many bytes makes a file binary
 CHUNK = 1 << 20
+PAUSE = 0.001  # seconds between reads of rg's output: one wake-up per pause, not per write
 
 
 def binary() -> str | None:
@@ -56,80 +64,157 @@ def usable(base: str) -> bool:
     return not ancestors(base)
 
 
-def search(rg: str, regex: str, base: str, wanted: Callable[[str, str], bool],
-           limit: int | None, again: Callable[[str], Iterator[str]]) -> tuple[str, int] | None:
+def search(rg: str, regex: str, base: str, wanted: Callable[[str, str], bool] | None,
+           limit: int | None, again: Callable[[str], Iterator[str]]) -> tuple[Escaped, int] | None:
     """``(output, line count)``: the sorted ``path:LINE: text`` lines ``rg`` finds below ``base``.
 
     ``again(path)`` gives the lines of a file ripgrep took for binary but grep-tool does not.
     ``None`` when ``rg`` could not run or failed without output (the caller searches in
-    Python), or when its output exceeds ``limit`` bytes (``rg`` is stopped at once: the caller
-    then collects the head and tail of the sorted output itself).
+    Python), or when the output exceeds ``limit`` bytes (``rg`` is stopped at once: the caller
+    then collects the head and the tail of the sorted output itself).
     """
-    ran = _run(rg, [*FLAGS, "--regexp", regex, "--", base], limit)
-    if ran is None:
+    found = Found(base, wanted, limit)
+    log = _stream(rg, [*RULES, *SEARCH, "--regexp", regex, "--", base], found.feed)
+    if log is None or not found.feed(b"\n"):  # the newline that ends the last file's lines
         return None
-    data, log = ran
-    files: dict[str, tuple[bytes, bytes | None]] = {}
-    for block in data[:-1].split(b"\n\n") if data else ():  # one file's lines per block
-        raw, sep, body = block.partition(b"\0")
-        if not sep or b"\n" in raw:  # a file name holding a newline: Python copes
+    for raw, offset in re.findall(BINARY, log):
+        if int(offset) >= BINARY_PROBE and not found.again(raw, again):
             return None
-        files[os.fsdecode(raw)] = raw, body
-    for raw, offset in BINARY.findall(log):
-        if int(offset) >= BINARY_PROBE:
-            files[os.fsdecode(raw)] = raw, None
-    cut = len(base) + (not base.endswith("/"))  # leaves the path relative to base
-    out: list[str] = []
-    count = 0
-    for path in sorted(files):
-        raw, maybe = files[path]
-        if not wanted(os.path.basename(path), path[cut:]):
-            continue
-        if maybe is None or not raw.isascii():  # Python's lines, or its spelling of the name
-            found = list(again(path) if maybe is None else _lines(path, maybe))
-            count += len(found)
-            out.extend(found)
-            continue
-        count += maybe.count(b"\n") + 1
-        raw += b":"
-        out.append((raw + maybe.replace(b"\n", b"\n" + raw)).decode("utf-8", "replace"))
-    return "\n".join(out), count
+    return found.output(), found.count
 
 
-def _lines(path: str, body: bytes) -> Iterator[str]:
-    """The output lines of ``body`` for a file whose name is not ASCII."""
-    for line in body.split(b"\n"):
-        yield f"{path}:{line.decode('utf-8', 'replace')}"
+def files(rg: str, base: str, wanted: Callable[[str, str], bool] | None) -> list[str] | None:
+    """The files below ``base`` that grep-tool searches, sorted, as ``rg --files`` lists them.
+
+    ``None`` when ``rg`` could not run or failed without output.
+    """
+    listing: list[bytes] = []
+    if _stream(rg, [*RULES, "--files", "--null", "--", base], listing.append) is None:
+        return None
+    cut = _cut(base)
+    paths = map(os.fsdecode, b"".join(listing).split(b"\0")[:-1])
+    return sorted(path for path in paths
+                  if wanted is None or wanted(os.path.basename(path), path[cut:]))
 
 
-def _run(rg: str, args: list[str], limit: int | None) -> tuple[bytes, bytes] | None:
-    """What ``rg args`` prints on stdout and stderr.
+def _cut(base: str) -> int:
+    """How much of a reported path is ``base`` and its slash."""
+    return len(base) + (not base.endswith("/"))
 
-    ``None`` if it could not start, failed without output or printed over ``limit`` bytes.
-    The log (stderr) goes to a scratch file, and so does stdout without a limit: ``rg``
-    writes them a line or a file at a time, and waking up for each write cost more CPU than
-    the search of a rare word.
+
+class Found:
+    """The output of one search, from ``rg --heading`` output fed a chunk at a time.
+
+    Each wanted file's lines are rewritten on arrival to ``path:LINE: text`` lines, already
+    escaped for JSON (:class:`Escaped`); :meth:`output` joins them in path order. ``count``
+    counts the lines, ``size`` the bytes of the escaped output.
+    """
+
+    def __init__(self, base: str, wanted: Callable[[str, str], bool] | None,
+                 limit: int | None) -> None:
+        self.cut = _cut(base)
+        self.wanted = wanted
+        self.limit = limit
+        self.files: dict[str, tuple[bytes, int]] = {}  # path -> (its lines, how many)
+        self.count = self.size = 0
+        self.rest = b""  # the start of a file's lines whose end has not arrived
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take more output; False once it exceeds the limit or names a file Python must spell.
+
+        Files are separated by an empty line; feeding ``b"\\n"`` after the output ends it.
+        """
+        data = self.rest + chunk
+        end = data.rfind(b"\n\n")
+        if end < 0:
+            self.rest = data
+            return self._within(len(data))
+        self.rest = data[end + 2:]
+        raws: list[bytes] = []
+        bodies: list[bytes] = []
+        for block in data[:end].split(b"\n\n") if end else ():
+            raw, sep, body = block.partition(b"\0")
+            if not sep or b"\n" in raw:  # a file name holding a newline: Python copes
+                return False
+            raws.append(raw)
+            bodies.append(body)
+        # Escaped together: a few passes over the chunk instead of several calls per file.
+        names = escaped(b"\n".join(raws)).split(b"\n")
+        texts = escaped(b"\0".join(bodies)).split(b"\0")
+        if len(texts) != len(bodies):  # a NUL byte in a line: never, from rg 14
+            return False
+        files, wanted, cut, decode = self.files, self.wanted, self.cut, os.fsdecode
+        count = size = 0
+        for raw, name, body, text in zip(raws, names, bodies, texts, strict=True):
+            path = decode(raw)
+            if wanted is not None and not wanted(os.path.basename(path), path[cut:]):
+                continue
+            if not raw.isascii():  # the name as the reference engine prints it
+                name = dump(path)[1:-1]
+            name += b":"
+            text = name + text.replace(b"\n", b"\\n" + name)
+            files[path] = text, body.count(b"\n") + 1  # rg reports each file once
+            count += files[path][1]
+            size += len(text) + 2  # 2: the escaped newline before the next file
+        self.count += count
+        self.size += size
+        return self._within(len(self.rest))
+
+    def again(self, raw: bytes, lines: Callable[[str], Iterator[str]]) -> bool:
+        """Set the lines of the file named ``raw`` to ``lines(path)``: False past the limit."""
+        path = os.fsdecode(raw)
+        if self.wanted is None or self.wanted(os.path.basename(path), path[self.cut:]):
+            old, old_count = self.files.pop(path, (b"", 0))
+            self.count -= old_count
+            self.size -= len(old) + 2 * bool(old_count)
+            found = list(lines(path))
+            if found:
+                text = dump("\n".join(found))[1:-1]
+                self.files[path] = text, len(found)
+                self.count += len(found)
+                self.size += len(text) + 2
+        return self._within()
+
+    def _within(self, pending: int = 0) -> bool:
+        """Whether the output, and ``pending`` bytes more, fit in the limit."""
+        return self.limit is None or self.size + pending <= self.limit
+
+    def output(self) -> Escaped:
+        """Every file's lines, in path order."""
+        return Escaped(b"\\n".join(self.files[path][0] for path in sorted(self.files)))
+
+
+def _stream(rg: str, args: list[str], feed: Callable[[bytes], object]) -> bytes | None:
+    """Run ``rg args``, giving ``feed`` its output as it comes; what it logged on stderr.
+
+    ``None`` if it could not start, failed without output, or ``feed`` returned ``False``
+    (stop): ``rg`` is then killed at once. The log goes to a scratch file: ``rg`` writes it a
+    line at a time, and waking up for each line cost more than the search of a rare word.
     """
     log = _scratch()
-    reader, out = (_scratch(),) * 2 if limit is None else os.pipe()
+    reader, writer = os.pipe()
     try:
         try:
-            pid = _spawn([rg, *args], out, log)
+            pid = _spawn([rg, *args], writer, log)
         finally:
-            if out != reader:
-                os.close(out)
+            os.close(writer)
         if pid is None:
             return None
+        fed = stopped = False
         try:
-            data = _read(reader, pid, limit)
+            while chunk := os.read(reader, CHUNK):
+                fed = True
+                if feed(chunk) is False:
+                    os.kill(pid, signal.SIGKILL)
+                    stopped = True
+                    break
+                if len(chunk) < CHUNK:
+                    time.sleep(PAUSE)
         finally:
             status = os.waitpid(pid, 0)[1]
-        if data is None:
+        if stopped or (os.waitstatus_to_exitcode(status) not in (0, 1) and not fed):
             return None
-        data = data if limit is not None else _contents(reader)
-        if os.waitstatus_to_exitcode(status) not in (0, 1) and not data:
-            return None
-        return data, _contents(log)
+        return _contents(log)
     finally:
         os.close(log)
         os.close(reader)
@@ -147,24 +232,6 @@ def _spawn(argv: list[str], out: int, log: int) -> int | None:
         return None
     finally:
         os.close(null)
-
-
-def _read(reader: int, pid: int, limit: int | None) -> bytes | None:
-    """Read the pipe ``reader`` to its end; ``None`` (and ``pid`` killed) past ``limit``.
-
-    Without a limit ``reader`` is the scratch file ``rg`` writes: nothing to read yet.
-    """
-    if limit is None:
-        return b""
-    chunks = []
-    size = 0
-    while chunk := os.read(reader, CHUNK):
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            os.kill(pid, signal.SIGKILL)
-            return None
-    return b"".join(chunks)
 
 
 def _scratch() -> int:

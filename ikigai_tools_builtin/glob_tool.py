@@ -1,8 +1,10 @@
 """``glob-tool``: list the files matching a glob pattern; ``**`` matches any depth.
 
 Only files are listed (regular files and symlinks to them), sorted bytewise, as ``path/pattern``
-would spell them. Wildcards never match a leading dot, ``**`` never enters hidden directories
-nor follows symlinked ones, so symlink loops end.
+would spell them. Within an output budget (``IKIGAI_MAX_OUTPUT_BYTES``) only the start and the
+end of the sorted list are kept while the files are found, so memory stays bounded; ``count``
+and ``truncated.total_bytes`` still count every file. Wildcards never match a leading dot,
+``**`` never enters hidden directories nor follows symlinked ones, so symlink loops end.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 import re
 from operator import methodcaller
 
+from ikigai_tools_builtin._budget import Ends, budget
 from ikigai_tools_builtin._posix import PatternError, glob_part, has_magic, unescape
 from ikigai_tools_builtin._protocol import run_tool
 from ikigai_tools_builtin._walk import entries, is_dir, is_file, join
@@ -59,14 +62,18 @@ def handle(args: dict) -> dict:
         return _error("Invalid glob pattern", "INVALID_PATTERN")
     if base and os.path.isdir(base) and not os.access(base, os.R_OK | os.X_OK):
         return _error("Read error during glob", "READ_ERROR")
+    limit = budget()
     try:
-        found = _expand("/" if pattern.startswith("/") else "", parts)
-        found.sort()  # code point order is UTF-8 byte order
-        if parts.count(ANY_DEPTH) > 1:  # only then can two routes reach one file
-            found = _unique(found)
+        if limit is None:
+            found: list[str] = []
+            _expand("/" if pattern.startswith("/") else "", parts, found)
+            found.sort()  # code point order is UTF-8 byte order
+            return {"output": "\n".join(found), "count": len(found)}
+        ends = Ends(limit)  # within a budget: only what can be shown is kept
+        _expand("/" if pattern.startswith("/") else "", parts, ends)
     except MemoryError:
         return _error("Out of memory during glob", "OUT_OF_MEMORY")
-    return {"output": "\n".join(found), "count": len(found)}
+    return {"output": ends.text(), "count": ends.count}
 
 
 class Name:
@@ -83,11 +90,6 @@ class Name:
     def visible_match(self) -> Callable[[str], object]:
         """A faster ``match`` that may accept hidden names: the caller skips those itself."""
         return self.match if self.suffix is None else methodcaller("endswith", self.suffix)
-
-
-def _unique(paths: list[str]) -> list[str]:
-    """Sorted ``paths`` without repetitions."""
-    return [path for index, path in enumerate(paths) if not index or path != paths[index - 1]]
 
 
 def _compile(pattern: str) -> list[Part]:
@@ -112,12 +114,17 @@ def _compile(pattern: str) -> list[Part]:
     return parts
 
 
-def _expand(start: str, parts: list[Part]) -> list[str]:
-    """All files matching ``parts`` below ``start``, possibly more than once."""
-    found: list[str] = []
+def _expand(start: str, parts: list[Part], found: list[str] | Ends) -> None:
+    """Add every file matching ``parts`` below ``start`` to ``found``, each once."""
     pending: list[tuple[str, int]] = [(start, 0)]
+    # Two ``**`` can reach one directory at one part by two routes: it is expanded once.
+    seen: set[tuple[str, int]] | None = set() if parts.count(ANY_DEPTH) > 1 else None
     while pending:
         directory, index = pending.pop()
+        if seen is not None:
+            if (directory, index) in seen:
+                continue
+            seen.add((directory, index))
         if parts[index] is not ANY_DEPTH:
             _step(directory, index, parts, None, found, pending)
         elif index + 2 == len(parts) and isinstance(parts[-1], Name):
@@ -128,14 +135,13 @@ def _expand(start: str, parts: list[Part]) -> list[str]:
             for entry in listing:
                 if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
                     pending.append((join(directory, entry.name), index))
-    return found
 
 
 def _files_here_and_below(
     directory: str,
     index: int,
     match: Callable[[str], object],
-    found: list[str],
+    found: list[str] | Ends,
     pending: list[tuple[str, int]],
 ) -> None:
     """``**/<name pattern>`` in one pass over ``directory`` (the common case, kept fast)."""
@@ -158,7 +164,7 @@ def _step(
     index: int,
     parts: list[Part],
     listing: list[os.DirEntry] | None,
-    found: list[str],
+    found: list[str] | Ends,
     pending: list[tuple[str, int]],
 ) -> None:
     """Match component ``index`` in ``directory``: files go to ``found``, dirs to ``pending``."""

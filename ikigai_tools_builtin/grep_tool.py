@@ -7,8 +7,9 @@ Output lines are ``file:LINE: text``, sorted by file then line.
 Two engines give the same answer: ripgrep (see :mod:`._ripgrep`) when it is installed and can
 run the search, else the Python reference below. With an output budget
 (``IKIGAI_MAX_OUTPUT_BYTES``) memory stays bounded: once the sorted output is known to exceed
-it, only the files at its start and at its end are searched, until each end holds the budget,
-so ``count`` and ``truncated.total_bytes`` then count the lines seen: lower bounds.
+it (``rg`` is then stopped), the files are listed (by ``rg --files`` when it can) and only those
+at the start and at the end of the list are searched, until each end holds the budget, so
+``count`` and ``truncated.total_bytes`` then count the lines seen: lower bounds.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from ikigai_tools_builtin import _ripgrep
-from ikigai_tools_builtin._budget import Lines, Text, budget, joined
+from ikigai_tools_builtin._budget import Escaped, Lines, Text, budget, joined
 from ikigai_tools_builtin._gitignore import Active, Rules, ancestors, ignored
 from ikigai_tools_builtin._posix import PatternError, Unsupported, ere, glob_part, glob_path
 from ikigai_tools_builtin._protocol import run_tool
@@ -58,18 +59,20 @@ def handle(args: dict) -> dict:
     limit = budget()
     if not os.path.isdir(base):
         return _result([base] if os.path.isfile(base) else [], search, limit)
-    found = _fast(args["pattern"], base, wanted, limit, search)
-    if found is not None:
-        return {"output": found[0], "count": found[1]}
+    rg = _ripgrep.binary()
+    if rg is not None and _ripgrep.usable(base):
+        found = _fast(rg, args["pattern"], base, wanted, limit, search)
+        if found is not None:
+            return {"output": found[0], "count": found[1]}
+        listed = _ripgrep.files(rg, base, wanted)  # for Python to search, or only its ends
+        if listed is not None:
+            return _result(listed, search, limit)
     return _result(sorted(_walk(base, wanted)), search, limit)
 
 
-def _fast(pattern: str, base: str, wanted: Callable[[str, str], bool], limit: int | None,
-          search: Callable) -> tuple[str, int] | None:
+def _fast(rg: str, pattern: str, base: str, wanted: Callable[[str, str], bool] | None,
+          limit: int | None, search: Callable) -> tuple[Escaped, int] | None:
     """Every output line, found by ripgrep; ``None`` when Python must search (see ``_ripgrep``)."""
-    rg = _ripgrep.binary()
-    if rg is None or not _ripgrep.usable(base):
-        return None
     try:
         regex = ere(pattern, rust=True)
     except Unsupported:
@@ -108,10 +111,13 @@ def _lines(path: str, search: Callable) -> Iterator[str]:
         yield f"{path}:{number}: {text}"
 
 
-def _file_filter(pattern: str) -> Callable[[str, str], bool]:
-    """``wanted(name, rel)``: a glob without ``/`` tests the name, with ``/`` the relative path."""
+def _file_filter(pattern: str) -> Callable[[str, str], bool] | None:
+    """``wanted(name, rel)``: a glob without ``/`` tests the name, with ``/`` the relative path.
+
+    ``None`` when there is no glob: every file is wanted.
+    """
     if not pattern:
-        return lambda name, rel: True
+        return None
     try:
         if "/" in pattern:
             match = re.compile(glob_path(pattern.lstrip("/"))).fullmatch
@@ -122,7 +128,7 @@ def _file_filter(pattern: str) -> Callable[[str, str], bool]:
     return lambda name, rel: match(name) is not None
 
 
-def _walk(base: str, wanted: Callable[[str, str], bool]) -> Iterator[str]:
+def _walk(base: str, wanted: Callable[[str, str], bool] | None) -> Iterator[str]:
     """Every file to search below ``base``, spelled ``base/relative/path``."""
     pending: list[tuple[str, str, Active]] = [("", base, ancestors(base))]
     while pending:
@@ -140,7 +146,7 @@ def _walk(base: str, wanted: Callable[[str, str], bool]) -> Iterator[str]:
             if entry.is_dir(follow_symlinks=False):
                 if not (active and ignored(rel, True, active)):
                     pending.append((rel + "/", join(directory, name), active))
-            elif entry.is_file(follow_symlinks=False) and wanted(name, rel):
+            elif entry.is_file(follow_symlinks=False) and (wanted is None or wanted(name, rel)):
                 if not (active and ignored(rel, False, active)):
                     yield join(directory, name)
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ikigai_tools_builtin._budget import Capture, Text, budget, dump, fit
+from ikigai_tools_builtin._budget import Capture, Ends, Escaped, Text, budget, dump, escaped, fit
 
 
 def test_without_limit_nothing_is_cut():
@@ -120,6 +120,43 @@ def test_ascii_keeps_at_least_half_the_budget(text, limit):
     out = fit({"output": text}, limit)
     assert "truncated" in out
     assert out["truncated"]["kept_bytes"] >= limit // 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=(st.binary(max_size=200)
+             | st.text(max_size=60).map(lambda text: text.encode("utf-8", "surrogatepass")))
+       .filter(lambda data: b"\0" not in data))  # NUL: the caller's separator
+def test_escaped_bytes_are_what_dump_writes(data):
+    """The byte-level escape of search output equals dump's, invalid UTF-8 included."""
+    expected = dump(data.decode("utf-8", "replace"))[1:-1]
+    assert escaped(data).replace(b"\n", b"\\n") == expected
+
+
+def test_escaped_text_is_copied_into_the_json():
+    result = {"output": Escaped(escaped('a "b"\\\t\x01é'.encode()).replace(b"\n", b"\\n")), "count": 2}
+    assert dump(result) == dump({"output": 'a "b"\\\t\x01é', "count": 2})
+    assert fit(result, None) is result
+    assert fit(result, 1000) is result
+    cut = fit({"output": Escaped(b"x" * 5000), "count": 1}, 1000)
+    assert len(dump(cut)) <= 1000 and cut["truncated"]["total_bytes"] == 5000
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.sets(st.text(st.characters(blacklist_characters="\n"), max_size=40), max_size=300),
+       limit=st.integers(min_value=300, max_value=3000), seed=st.randoms())
+def test_ends_of_a_sorted_list_fit_like_the_whole_list(lines, limit, seed):
+    """Kept within a budget while fed in any order, the list prints as the whole list would."""
+    order = list(lines)
+    seed.shuffle(order)
+    ends = Ends(limit)
+    for line in order:
+        ends.append(line)
+    whole = "\n".join(sorted(lines))
+    assert ends.count == len(lines)
+    assert fit({"output": ends.text(), "count": ends.count}, limit) == fit(
+        {"output": whole, "count": len(lines)}, limit)
+    longest = 4 * 40 + 1  # bytes of a line and its newline
+    assert ends.low_bytes < limit + longest and ends.high_bytes < limit + longest
 
 
 @pytest.mark.parametrize(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
 from ikigai_tools_builtin import glob_tool
+from ikigai_tools_builtin._budget import dump, fit
 
 
 def glob(run_tool, cwd, pattern, path=None, **kwargs):
@@ -160,7 +162,7 @@ def test_invalid_pattern(run_tool, tree, pattern):
 
 def test_out_of_memory_is_reported(monkeypatch, tree):
     # Fault injection: a real MemoryError cannot be provoked reliably in a subprocess.
-    def exhausted(start, parts):
+    def exhausted(start, parts, found):
         raise MemoryError
 
     monkeypatch.setattr(glob_tool, "_expand", exhausted)
@@ -181,3 +183,22 @@ def test_budget_keeps_count_of_all_matches(run_tool, tmp_path):
     assert run.result["output"].startswith("file00000.txt\n")
     assert run.result["output"].endswith("file02999.txt")
     assert run.result["truncated"]["total_bytes"] == 3000 * 14 - 1
+
+
+@pytest.mark.parametrize("pattern", ["**/*.txt", "**/a/**/*", "*/**/**/*", "*/*/*/*.txt", "**"])
+def test_within_a_budget_the_ends_are_printed_as_the_whole_list_would_be(
+        run_tool, tmp_path, pattern):
+    """Only the ends of the sorted list are kept while globbing; the printed result is the
+    same, ``count`` and ``total_bytes`` exact, and no file is listed twice."""
+    for top in "abc":
+        for middle in ("a", "b", "a/a", "a/b/a"):
+            for n in range(30):
+                path = tmp_path / top / middle / f"{n:02d}é.txt"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text("")
+    whole = glob(run_tool, tmp_path, pattern)
+    paths = listed(whole)
+    assert len(paths) == len(set(paths)) == whole["count"] > 30
+    cut = glob(run_tool, tmp_path, pattern, env={"IKIGAI_MAX_OUTPUT_BYTES": "1000"})
+    assert cut == json.loads(dump(fit(whole, 1000)))
+    assert cut["truncated"]["total_bytes"] == len(whole["output"].encode())

@@ -8,6 +8,7 @@ UTF-8, names that sort differently as paths than as directory entries. Each case
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -53,6 +54,7 @@ FILES: dict[str, bytes] = {
     "no-newline": b"first\nneedle last",
     "empty": b"",
     "long": b"x" * 200_000 + b" needle\n",
+    "new\nline.txt": b"needle in a name with a newline\n",
     "ere.txt": (b"12 apples\nPears\na\ttab\nplums?\n*star\naaa\nab{2}\nx{\nTODO FIXME XXX\n"
                 b"word_1 word-2\n\xce\xb1\xce\xb2\xce\xb3 greek\n(?i)\n[bracket]\nback\\slash\n"
                 b"   \n"),
@@ -97,8 +99,8 @@ def both(monkeypatch, cwd, args: dict, budget: str | None = None) -> dict:
 
 
 def _plain(result: dict) -> dict:
-    """``result`` with a budgeted output's kept text, as the printed JSON would carry it."""
-    return fit(result, budget())
+    """``result`` as the printed JSON carries it (a budgeted output: its kept text)."""
+    return json.loads(dump(fit(result, budget())))
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -141,6 +143,33 @@ def test_budgeted_results_agree(monkeypatch, corpus, pattern):
     assert len(dump(result)) <= 2048
 
 
+@pytest.mark.parametrize("path", [".", "./", str])  # below, rules above apply: no ripgrep
+@pytest.mark.parametrize("glob", ["", "*.py", "foo/*.py", "**/*.c", "*.txt"])
+def test_ripgrep_lists_the_files_python_walks(monkeypatch, corpus, path, glob):
+    """Past the budget the files are listed by ``rg --files``: the ones Python would walk."""
+    monkeypatch.chdir(corpus)
+    base = str(corpus) if path is str else path
+    wanted = grep_tool._file_filter(glob)
+    assert _ripgrep.usable(base)
+    listed = _ripgrep.files(_ripgrep.binary(), base, wanted)
+    assert listed == sorted(grep_tool._walk(base, wanted))
+
+
+def test_a_budget_stops_ripgrep_and_searches_only_the_ends(monkeypatch, tmp_path):
+    """Over the budget ``rg`` is stopped, ``rg --files`` lists the files, and Python searches
+    the sorted list's ends only: the same answer as Python's walk."""
+    for n in range(300):
+        (tmp_path / f"{n:03d}").write_bytes(b"needle\n" * 50)
+    listed = []
+    files = _ripgrep.files
+    monkeypatch.setattr(_ripgrep, "files", lambda *args: listed.append(args) or files(*args))
+    result = both(monkeypatch, tmp_path, {"pattern": "needle"}, budget="4096")
+    assert len(listed) == 1
+    assert result["output"].startswith("./000:1: needle\n")
+    assert result["output"].endswith("./299:50: needle")
+    assert result["count"] < 300 * 50  # the middle files were never searched
+
+
 def test_repository_rules_above_the_path_agree(monkeypatch, corpus):
     """Rules above the search root make ripgrep step aside: the answer is Python's."""
     result = both(monkeypatch, corpus, {"pattern": "needle", "path": "sub"})
@@ -150,9 +179,9 @@ def test_repository_rules_above_the_path_agree(monkeypatch, corpus):
 def test_a_missing_binary_falls_back_to_python(monkeypatch, corpus, tmp_path):
     monkeypatch.chdir(corpus)
     monkeypatch.setenv(_ripgrep.ENV_VAR, str(tmp_path / "no-such-rg"))
-    fast = grep_tool.handle({"pattern": "needle"})
+    fast = _plain(grep_tool.handle({"pattern": "needle"}))
     monkeypatch.setenv(_ripgrep.ENV_VAR, "")
-    assert fast == grep_tool.handle({"pattern": "needle"})
+    assert fast == _plain(grep_tool.handle({"pattern": "needle"}))
     assert fast["count"] > 10
 
 
