@@ -24,20 +24,22 @@ SHORT = {b"\b": b"\\b", b"\f": b"\\f"}
 
 
 class Escaped:
-    """A text already in the form :func:`dump` gives it inside a JSON string (UTF-8 bytes).
+    """A text already in the form :func:`dump` gives it inside a JSON string: UTF-8 bytes, in
+    pieces that :func:`dump` joins once.
 
     Big search results are built this way, a file at a time, instead of as one ``str`` that
     ``json`` then copies and escapes, and that UTF-8 encoding copies again.
     """
 
-    __slots__ = ("data",)
+    __slots__ = ("parts", "size")
 
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+        self.size = sum(map(len, parts))
 
     def text(self) -> str:
         """The text itself."""
-        return json.loads(b'"' + self.data + b'"')
+        return json.loads(b'"' + b"".join(self.parts) + b'"')
 
 
 def escaped(data: bytes) -> bytes:
@@ -45,7 +47,10 @@ def escaped(data: bytes) -> bytes:
     newlines, left for the caller (it uses them as separators); a sequence that is not UTF-8
     becomes U+FFFD, as ``decode`` with ``"replace"`` does."""
     if not data.isascii():
-        data = data.decode("utf-8", "replace").encode()
+        try:
+            data.decode("utf-8")  # fast; encoding the decoded text again is not
+        except UnicodeDecodeError:
+            data = data.decode("utf-8", "replace").encode()
     data = data.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
     data = data.replace(b"\t", b"\\t").replace(b"\r", b"\\r")
     if len(data.translate(None, CONTROL)) < len(data):  # rare: a search is slower than this
@@ -64,9 +69,11 @@ def dump(obj: object) -> bytes:
     A dict's :class:`Escaped` values are copied in as they are.
     """
     if isinstance(obj, dict) and any(isinstance(value, Escaped) for value in obj.values()):
-        fields = (dump(key) + b": " + (b'"' + value.data + b'"' if isinstance(value, Escaped)
-                                       else dump(value)) for key, value in obj.items())
-        return b"{" + b", ".join(fields) + b"}"
+        pieces = [b"{"]
+        for key, value in obj.items():
+            pieces += (b", " if len(pieces) > 1 else b"", dump(key), b": ")
+            pieces += (b'"', *value.parts, b'"') if isinstance(value, Escaped) else (dump(value),)
+        return b"".join((*pieces, b"}"))  # one copy of the big text
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
     try:
         return text.encode("utf-8")
@@ -198,7 +205,7 @@ def fit(result: dict, limit: int | None, field: str = "output") -> dict:
     """
     value = result.get(field)
     if isinstance(value, Escaped):
-        if limit is None or len(dump({**result, field: ""})) + len(value.data) <= limit:
+        if limit is None or len(dump({**result, field: ""})) + value.size <= limit:
             return result
         value = value.text()
         result = {**result, field: value}

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import sysconfig
+import sys
 import time
 
 from ikigai_tools_builtin._budget import Escaped, dump, escaped
@@ -51,7 +50,13 @@ def binary() -> str | None:
     chosen = os.environ.get(ENV_VAR)
     if chosen is not None:
         return chosen or None
-    path = os.path.join(sysconfig.get_path("scripts"), "rg")
+    if sys.prefix != sys.base_prefix:  # a virtual environment: pip's scripts are in its bin
+        folder = os.path.join(sys.prefix, "bin")
+    else:
+        import sysconfig  # ~1 ms that a virtual environment does not need
+
+        folder = sysconfig.get_path("scripts")
+    path = os.path.join(folder, "rg")
     return path if os.access(path, os.X_OK) else None
 
 
@@ -181,7 +186,10 @@ class Found:
 
     def output(self) -> Escaped:
         """Every file's lines, in path order."""
-        return Escaped(b"\\n".join(self.files[path][0] for path in sorted(self.files)))
+        parts: list[bytes] = []
+        for path in sorted(self.files):
+            parts += (self.files[path][0], b"\\n")
+        return Escaped(parts[:-1])
 
 
 def _stream(rg: str, args: list[str], feed: Callable[[bytes], object]) -> bytes | None:
@@ -205,6 +213,8 @@ def _stream(rg: str, args: list[str], feed: Callable[[bytes], object]) -> bytes 
             while chunk := os.read(reader, CHUNK):
                 fed = True
                 if feed(chunk) is False:
+                    import signal
+
                     os.kill(pid, signal.SIGKILL)
                     stopped = True
                     break
