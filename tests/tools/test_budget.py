@@ -133,7 +133,7 @@ def test_escaped_bytes_are_what_dump_writes(data):
 
 
 def test_escaped_text_is_copied_into_the_json():
-    result = {"output": Escaped([escaped('a "b"\\'.encode()), escaped("\t\x01é".encode())]),
+    result = {"output": Escaped([escaped(b'a "b"\\'), escaped("\t\x01é".encode())]),
               "count": 2}
     assert dump(result) == dump({"output": 'a "b"\\\t\x01é', "count": 2})
     assert fit(result, None) is result
