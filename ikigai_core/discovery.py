@@ -253,7 +253,7 @@ def _tool(candidate: ToolCandidate, schema: Mapping[str, Any], source: ToolSourc
 
 def collect_sources(
     pm: pluggy.PluginManager, *, home: Path, cwd: Path, notices: Notices | None = None,
-    refresh: bool = False,
+    refresh: bool = False, prepare_process: Callable[[ProcessSpec], None] | None = None,
 ) -> list[tuple[str, ToolSource]]:
     """Every source every plugin contributes, with the plugin's name, in plugin order.
 
@@ -262,7 +262,25 @@ def collect_sources(
     """
     notices = Notices() if notices is None else notices
     return collect(pm, "ikigai_tool_sources", notices, _source_problem, home=home, cwd=cwd,
-                   refresh=refresh)
+                   refresh=refresh, prepare_process=prepare_process or _as_is, notices=notices)
+
+
+def _as_is(spec: ProcessSpec) -> None:
+    """No ``ikigai_tool_process`` plugin to ask: the process starts as specified."""
+
+
+def warm(registry: Registry, notices: Notices) -> None:
+    """Start every long-lived tool's process now: each runner's optional ``warm()``, which
+    returns at once (a runner shared by many tools does its work once). A runner that
+    raises is reported, and its tools start on first use."""
+    for tool in registry.values():
+        start = getattr(tool.runner, "warm", None)
+        if callable(start):
+            try:
+                start()
+            except Exception as exc:
+                notices.report(f"tool '{tool.name}' ({tool.source}) could not start in the "
+                               f"background: {one_line(exc)}; it starts on first use")
 
 
 def _source_problem(source: Any) -> str | None:
@@ -346,7 +364,7 @@ def discover(
     skipped: list[SkippedTool] = []
     to_ask: list[tuple[ToolSource, ToolCandidate, list[int] | None]] = []
     sources = collect_sources(pm, home=home, cwd=cwd, notices=notices,
-                              refresh=refresh)
+                              refresh=refresh, prepare_process=prepare_process)
     for plugin, source in [*sources, *(("ikigai_core.defaults.skills", s) for s in extra_sources)]:
         scan = _scan(plugin, source, notices)
         skipped.extend(scan.skipped)
@@ -438,7 +456,8 @@ class Discovery:
     """Discovery in the background: ``start()`` returns at once, ``wait()`` blocks for the registry.
 
     An interactive front end starts it before showing its prompt and waits only when a
-    tool is first needed.
+    tool is first needed. Once the tools are found (and the waiters released), every
+    long-lived tool is warmed (:func:`warm`): an MCP server starts before its first call.
     """
 
     def __init__(
@@ -448,6 +467,7 @@ class Discovery:
         extra_sources: Sequence[ToolSource] = (),
     ) -> None:
         self._cancelled = threading.Event()
+        self._notices = notices = Notices() if notices is None else notices
         self._discover = partial(discover, pm, home=home, cwd=cwd, settings=settings,
                                  refresh=refresh, cancelled=self._cancelled, notices=notices,
                                  prepare_process=prepare_process, extra_sources=extra_sources)
@@ -476,6 +496,8 @@ class Discovery:
             self.state = DiscoveryState.FAILED
         finally:
             self._done.set()
+        if self._registry is not None and not self._cancelled.is_set():
+            warm(self._registry, self._notices)
 
     def cancel(self) -> None:
         """Stop a discovery in progress and return once its thread is done.

@@ -50,6 +50,7 @@ def collect(
     hook: str,
     notices: Notices,
     check: Callable[[Any], str | None],
+    /,
     **kwargs: Any,
 ) -> list[tuple[str, Any]]:
     """Every item every plugin's ``hook`` returns (each answer is a list or tuple), with

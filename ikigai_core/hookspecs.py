@@ -6,7 +6,7 @@ subset of them, so adding an argument later breaks no plugin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         ProcessSpec,
         ToolCallRequest,
     )
+    from ikigai_core.notices import Notices
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.providers import Provider
     from ikigai_core.skills import SkillSource
@@ -35,7 +36,10 @@ hookspec = pluggy.HookspecMarker("ikigai")
 
 
 @hookspec
-def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> Sequence[ToolSource]:
+def ikigai_tool_sources(
+    home: Path, cwd: Path, refresh: bool, prepare_process: Callable[[ProcessSpec], None],
+    notices: Notices,
+) -> Sequence[ToolSource]:
     """Return the tool sources this plugin contributes.
 
     Called at every discovery (start-up, ``ikigai refresh``, ``/refresh``). Every
@@ -46,6 +50,11 @@ def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> Sequence[ToolSo
     :param cwd: the directory ikigai runs in.
     :param refresh: ``True`` for ``ikigai refresh`` and ``/refresh``: a source that
         caches what it found should look again.
+    :param prepare_process: a source that starts a process of its own (a long-lived
+        server, purpose ``server``) passes its :class:`~ikigai_core.ProcessSpec` through
+        this first: the ``ikigai_tool_process`` hook, as for every tool process.
+    :param notices: where a source reports what happens later (a server that fails in
+        the background).
     :returns: zero or more sources, never ``None``.
     """
 

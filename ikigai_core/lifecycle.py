@@ -116,8 +116,9 @@ class CallRecord:
 class ProcessSpec:
     """A tool process about to start; ``ikigai_tool_process`` plugins change it in place.
 
-    :param tool: the tool's name.
-    :param purpose: ``call`` (running a call) or ``schema`` (asking ``--schema``).
+    :param tool: the tool's name (for a ``server``, its source's: ``mcp:NAME``).
+    :param purpose: ``call`` (running a call), ``schema`` (asking ``--schema``) or
+        ``server`` (a long-lived process whose tools a source serves, an MCP server).
     :param argv: the command line; a sandbox wraps it (``["bwrap", ..., *argv]``).
     :param env: the whole environment the process gets.
     :param cwd: the directory it starts in.
@@ -138,6 +139,11 @@ class ToolRunner(Protocol):
     validates the arguments, calls the lifecycle hooks, enforces the timeout (it stops
     waiting and sets ``cancelled``) and the output budget (on the JSON size of the
     result), and wraps the outcome.
+
+    A runner may also have ``warm()``: start its process now, in the background, and
+    return at once (a second call does nothing). ``chat`` calls it for every tool once
+    its background discovery has found them, so the first call does not wait for a
+    server to start.
     """
 
     def call(

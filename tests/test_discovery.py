@@ -6,12 +6,23 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from ikigai_core import SkippedTool, ToolCandidate, ToolScan, discovery, hookimpl, process
+from ikigai_core import (
+    ProcessSpec,
+    SkippedTool,
+    ToolCandidate,
+    ToolOutcome,
+    ToolScan,
+    discovery,
+    hookimpl,
+    process,
+)
+from ikigai_core.app import App
 from ikigai_core.config import Settings
 from ikigai_core.discovery import (
     DirectorySource,
@@ -542,3 +553,60 @@ def test_cancelled_discovery_starts_no_further_schema_call(pm, isolated_home, ma
                         cancelled=cancelled)
     assert not marker.exists()
     assert {s.name: s.reason for s in registry.skipped}["late"] == "discovery was cancelled"
+
+
+class Warmable:
+    """A long-lived tool's runner that records being warmed, or fails to warm."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.warmed = fail, threading.Event()
+
+    def call(self, tool, arguments, *, timeout, cancelled):
+        return ToolOutcome(tool.name, result={})
+
+    def warm(self) -> None:
+        if self.fail:
+            raise RuntimeError("no server here")
+        self.warmed.set()
+
+
+def test_background_discovery_warms_long_lived_tools_once_found(pm, isolated_home, tmp_path):
+    good, bad = Warmable(), Warmable(fail=True)
+    pm.register(FixedSource(
+        ToolCandidate("kept", ("kept",), schema=schema_for("kept"), runner=good),
+        ToolCandidate("flaky", ("flaky",), schema=schema_for("flaky"), runner=bad)))
+    notices = Notices()
+    found = Discovery(pm, home=isolated_home, cwd=tmp_path, settings=Settings(),
+                      notices=notices)
+    assert {"kept", "flaky"} <= set(found.wait(30))
+    assert good.warmed.wait(10)
+    deadline = time.monotonic() + 10
+    while not len(notices):
+        assert time.monotonic() < deadline, "the failed warm-up was never reported"
+        time.sleep(0.01)
+    assert [n.message for n in notices] == [
+        "tool 'flaky' (acme) could not start in the background: RuntimeError: no server here; "
+        "it starts on first use"]
+
+
+def test_sources_get_the_process_hook_and_the_notices(pm, isolated_home, tmp_path):
+    seen = {}
+
+    class Seeing:
+        @hookimpl
+        def ikigai_tool_sources(self, prepare_process, notices):
+            seen.update(prepare=prepare_process, notices=notices)
+            return []
+
+    pm.register(Seeing())
+    notices = Notices()
+    discover(pm, home=isolated_home, cwd=tmp_path, settings=Settings(), notices=notices)
+    assert seen["notices"] is notices
+    spec = ProcessSpec("mcp:x", "server", ["srv"], {"OPENAI_API_KEY": "sk"})
+    seen["prepare"](spec)  # no process hook given: the process starts as specified
+    assert spec.env == {"OPENAI_API_KEY": "sk"}
+    app = App(environ={}, cwd=tmp_path)
+    app.pm.register(Seeing())
+    app.registry()
+    seen["prepare"](spec)  # the invocation's ikigai_tool_process: the default env policy
+    assert spec.env == {}

@@ -116,7 +116,8 @@ def list_servers(app: App, as_json: bool) -> None:
 
     servers = configured(app.home, app.cwd, app.environ)
     cache = ListingCache(app.home)
-    sources = [McpSource(config, app.home, cache) for config in servers.configs.values()]
+    sources = [McpSource(config, app.home, cache, prepare=app.prepare_process,
+                         notices=app.notices) for config in servers.configs.values()]
     rows = []
     for source in sources:
         config, listing = source.config, source.listing()

@@ -6,15 +6,25 @@ Kept light: a warm ``ikigai tool list`` imports neither the ``mcp`` SDK nor ``js
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core import hookimpl
 
+if TYPE_CHECKING:
+    from ikigai_core import ProcessSpec
+    from ikigai_core.notices import Notices
+
 
 @hookimpl
-def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
-    """One source per configured MCP server (``mcp:NAME``), and one for the broken entries."""
+def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool,
+                        prepare_process: Callable[[ProcessSpec], None],
+                        notices: Notices) -> list[Any]:
+    """One source per configured MCP server (``mcp:NAME``), and one for the broken entries.
+
+    A stdio server's process goes through ``prepare_process`` (the ``ikigai_tool_process``
+    hook); a server failing in the background is reported in ``notices``."""
     if not _any_config(home, cwd):  # most start-ups: nothing to read, nothing to import
         return []
     from ikigai_mcp.servers import Problems, configured
@@ -26,7 +36,8 @@ def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool) -> list[Any]:
         from ikigai_mcp.source import McpSource
 
         cache = ListingCache(home)
-        sources = [McpSource(c, home, cache, refresh=refresh) for c in servers.configs.values()]
+        sources = [McpSource(c, home, cache, refresh=refresh, prepare=prepare_process,
+                             notices=notices) for c in servers.configs.values()]
     return [*sources, Problems(servers.skipped)] if servers.skipped else sources
 
 

@@ -2,11 +2,14 @@
 
 Every session lives on one event loop in a daemon thread (``ikigai-mcp``); callers in
 other threads (the executor's workers, discovery) submit coroutines to it and wait with
-a deadline. A session starts on first use and is restarted on the next call after its
-server died, closed the connection, or stopped answering a ping after a timeout. At exit
-every session closes the way the SDK does it (close stdin, wait, SIGTERM then SIGKILL
-the server's process group); a stdio server also gets ``PR_SET_PDEATHSIG`` (through
-``setpriv --pdeathsig KILL``) so not even a SIGKILLed ikigai leaves it behind.
+a deadline. A session starts on first use (or in the background, :meth:`Connection.start`)
+and is restarted on the next call after its server died, closed the connection, or stopped
+answering a ping after a timeout. At exit every session closes the way the SDK does it
+(close stdin, wait, SIGTERM then SIGKILL). A stdio server starts as ikigai's tool processes
+do, through the ``ikigai_tool_process`` hook (purpose ``server``: the environment policy,
+the sandbox), and runs under :mod:`ikigai_mcp.reaper`, which takes the server's whole
+process group with it when the server ends, when it is stopped, or when ikigai is gone
+(even SIGKILLed): no process a server started outlives ikigai.
 
 Importing this module imports the ``mcp`` SDK: only code that talks to a server does.
 """
@@ -19,17 +22,21 @@ import concurrent.futures
 import logging
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.stdio import DEFAULT_INHERITED_ENV_VARS
 
+from ikigai_core import ProcessSpec
 from ikigai_mcp.config import ServerConfig
 
 CLOSE_TIMEOUT = 6.0
@@ -39,6 +46,13 @@ PING_TIMEOUT = 2.0
 """Seconds a server that timed out gets to answer a ping before it is restarted."""
 POLL = 0.1
 """How often a waiting caller looks at its ``cancelled`` event (a result wakes it at once)."""
+SAFE_VARS = (*DEFAULT_INHERITED_ENV_VARS, "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR")
+"""What a stdio server gets of ikigai's environment (the SDK's allow-list and the locale),
+besides its own ``env``: never a provider key."""
+REAPER = str(Path(__file__).with_name("reaper.py"))
+
+Prepare = Callable[[ProcessSpec], None]
+"""The ``ikigai_tool_process`` hook of the invocation (``App.prepare_process``)."""
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # no SDK traceback on the terminal
 
@@ -49,6 +63,10 @@ _connections: dict[tuple[str, str], Connection] = {}
 
 class ServerError(Exception):
     """A server could not be used: the one-line reason, for the user and the model."""
+
+
+class Closed(ServerError):
+    """The session was closed by ikigai (at exit, or after a timeout): not the server's fault."""
 
 
 class CallTimedOut(ServerError):
@@ -68,9 +86,10 @@ def event_loop() -> asyncio.AbstractEventLoop:
 
 
 def connection(config: ServerConfig, home: Path,
-               on_tools: Callable[[Connection, list[dict[str, Any]]], None] | None = None,
-               ) -> Connection:
-    """This process's one connection to the server ``config`` (made, not started, on first ask)."""
+               on_tools: Callable[[list[dict[str, Any]]], None] | None = None,
+               prepare: Prepare | None = None) -> Connection:
+    """This process's one connection to the server ``config`` (made, not started, on first
+    ask); ``on_tools`` and ``prepare`` replace the ones given before."""
     key = (config.name, config.key)
     with _loop_lock:
         found = _connections.get(key)
@@ -78,6 +97,8 @@ def connection(config: ServerConfig, home: Path,
             found = _connections[key] = Connection(config, home)
         if on_tools is not None:
             found.on_tools = on_tools
+        if prepare is not None:
+            found.prepare = prepare
         return found
 
 
@@ -100,7 +121,8 @@ class Connection:
     def __init__(self, config: ServerConfig, home: Path) -> None:
         self.config = config
         self.log = home / "logs" / f"mcp-{config.name}.log"
-        self.on_tools: Callable[[Connection, list[dict[str, Any]]], None] | None = None
+        self.on_tools: Callable[[list[dict[str, Any]]], None] | None = None
+        self.prepare: Prepare | None = None
         self._lock = threading.Lock()
         self._ready: concurrent.futures.Future[list[dict[str, Any]]] | None = None
         self._finished: concurrent.futures.Future[None] | None = None
@@ -179,9 +201,39 @@ class Connection:
             ready: concurrent.futures.Future[list[dict[str, Any]]] = concurrent.futures.Future()
             finished: concurrent.futures.Future[None] = concurrent.futures.Future()
             self._ready, self._finished = ready, finished
+            try:  # here, not on the loop: a plugin may take its time (the sandbox's probe)
+                params = None if self.config.url is not None else self._stdio_params()
+            except Exception as exc:
+                _settle(ready, error=ServerError(self._reason(exc)))
+                _settle(finished, None)
+                return ready
             self._stop = stop = asyncio.Event()
-            asyncio.run_coroutine_threadsafe(self._serve(ready, finished, stop), event_loop())
+            asyncio.run_coroutine_threadsafe(self._serve(ready, finished, stop, params),
+                                             event_loop())
             return ready
+
+    def _stdio_params(self) -> StdioServerParameters:
+        """How the stdio server starts: its command as the ``ikigai_tool_process`` plugins
+        leave it (purpose ``server``), under the reaper, with ikigai's :data:`SAFE_VARS`,
+        its own ``env`` and whatever the plugins added: never the rest of ikigai's
+        environment (a provider key), and nothing the plugins removed."""
+        config, environ = self.config, os.environ
+        argv = list(config.command)
+        path = config.env.get("PATH", environ.get("PATH"))
+        found = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=path)
+        if found is None:
+            raise FileNotFoundError(argv[0])
+        argv[0] = found
+        spec = ProcessSpec(f"mcp:{config.name}", "server", argv, {**environ, **config.env},
+                           None if config.cwd is None else Path(config.cwd))
+        if self.prepare is not None:
+            self.prepare(spec)
+        env = {name: value for name, value in spec.env.items()
+               if name in config.env or name not in environ
+               or any(fnmatchcase(name, safe) for safe in SAFE_VARS)}
+        return StdioServerParameters(command=sys.executable,
+                                     args=["-I", "-S", REAPER, *spec.argv], env=env,
+                                     cwd=spec.cwd)
 
     def _check_alive(self) -> None:
         """After a timeout: restart the server unless it answers a ping at once."""
@@ -209,11 +261,12 @@ class Connection:
     # -- the loop's side -------------------------------------------------------------------
 
     async def _serve(self, ready: concurrent.futures.Future[list[dict[str, Any]]],
-                     finished: concurrent.futures.Future[None], stop: asyncio.Event) -> None:
+                     finished: concurrent.futures.Future[None], stop: asyncio.Event,
+                     params: StdioServerParameters | None) -> None:
         """Hold the transport and session open until :meth:`close` (or the server dies)."""
         try:
             async with AsyncExitStack() as stack:
-                read, write = await stack.enter_async_context(self._transport(stack))
+                read, write = await stack.enter_async_context(self._transport(stack, params))
                 garbage: list[Exception] = []
                 session = await stack.enter_async_context(ClientSession(
                     read, write, message_handler=self._handler(garbage)))
@@ -232,10 +285,11 @@ class Connection:
                 _settle(ready, tools)
                 await stop.wait()
         except Exception as exc:  # every failure becomes the reason for the waiter
-            _settle(ready, error=ServerError(self._reason(exc)))
+            _settle(ready, error=Closed("its session was closed") if stop.is_set()
+                    else ServerError(self._reason(exc)))
         finally:
             self._session = self._starting = None
-            _settle(ready, error=ServerError("its session was closed"))
+            _settle(ready, error=Closed("its session was closed"))
             _settle(finished, None)
 
     def _halt(self) -> None:
@@ -245,7 +299,7 @@ class Connection:
         if self._starting is not None:
             self._starting.cancel()
 
-    def _transport(self, stack: AsyncExitStack) -> Any:
+    def _transport(self, stack: AsyncExitStack, params: StdioServerParameters | None) -> Any:
         config = self.config
         if config.url is not None:
             from mcp.client.streamable_http import streamable_http_client
@@ -253,20 +307,10 @@ class Connection:
 
             return streamable_http_client(
                 config.url, http_client=create_mcp_http_client(headers=dict(config.headers)))
+        assert params is not None
         self.log.parent.mkdir(parents=True, exist_ok=True)
         errlog = stack.enter_context(open(self.log, "a", encoding="utf-8"))
-        argv = list(config.command)
-        path = config.env.get("PATH", os.environ.get("PATH"))
-        found = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=path)
-        if found is None:
-            raise FileNotFoundError(argv[0])
-        argv[0] = found
-        setpriv = shutil.which("setpriv")
-        if setpriv is not None:  # the kernel kills the server when this thread's process dies
-            argv = [setpriv, "--pdeathsig", "KILL", "--", *argv]
-        return stdio_client(StdioServerParameters(command=argv[0], args=argv[1:],
-                                                  env=dict(config.env), cwd=config.cwd),
-                            errlog=errlog)
+        return stdio_client(params, errlog=errlog)
 
     def _handler(self, garbage: list[Exception]) -> Any:
         async def handle(message: Any) -> None:
@@ -277,7 +321,7 @@ class Connection:
             elif isinstance(message, mcp_types.ToolListChangedNotification):
                 session = self._session
                 if session is not None and self.on_tools is not None:
-                    self.on_tools(self, await _list_tools(session))
+                    self.on_tools(await _list_tools(session))
         return handle
 
     def _reason(self, exc: BaseException) -> str:

@@ -3,7 +3,8 @@
 A server's tools join the registry as ``NAME__TOOL``. Their listing comes from the cache
 (no server starts) unless it is missing, stale or ``refresh`` is asked; then every server
 that must be listed starts at once, in parallel, and each source waits for its own.
-Calls go to the server's one long-lived session through :class:`McpRunner`.
+Calls go to the server's one long-lived session through :class:`McpRunner`; an interactive
+front end (``chat``) warms it, so the session starts in the background before the first call.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from ikigai_core import SkippedTool, ToolCandidate, ToolScan
 from ikigai_mcp.listing import ListingCache
 
 if TYPE_CHECKING:  # what a call needs loads with its first call: `tool list` pays nothing
+    import concurrent.futures
     import threading as _threading
+    from collections.abc import Callable
 
-    from ikigai_core import Tool, ToolOutcome
+    from ikigai_core import ProcessSpec, Tool, ToolOutcome
+    from ikigai_core.notices import Notices
     from ikigai_mcp.config import ServerConfig
     from ikigai_mcp.sessions import Connection
 
@@ -67,15 +71,22 @@ class McpSource:
     :param home: ``$IKIGAI_HOME`` (the server's log).
     :param cache: the listings, read once for every server of a discovery.
     :param refresh: list the server again even if its listing is cached.
+    :param prepare: the ``ikigai_tool_process`` hook a stdio server's process goes through.
+    :param notices: where a server failing in the background is reported.
     """
 
     def __init__(self, config: ServerConfig, home: Path, cache: ListingCache, *,
-                 refresh: bool = False) -> None:
+                 refresh: bool = False, prepare: Callable[[ProcessSpec], None] | None = None,
+                 notices: Notices | None = None) -> None:
         self.config = config
         self.home = home
         self.name = f"mcp:{config.name}"
         self.precedence = PROJECT_PRECEDENCE if config.scope == "project" else USER_PRECEDENCE
         self.cache = cache
+        self.prepare = prepare
+        self.notices = notices
+        self._warm_lock = threading.Lock()
+        self._warmed = False
         self._entry = None if refresh else self.cache.get(config.key)
         if self._entry is None:  # start listing now, so every server starts in parallel
             self._connection().start()
@@ -86,7 +97,35 @@ class McpSource:
     def _connection(self) -> Connection:
         from ikigai_mcp import sessions  # lazy: the SDK is imported only to talk to a server
 
-        return sessions.connection(self.config, self.home, on_tools=self._listed_again)
+        return sessions.connection(self.config, self.home, on_tools=self._listed_again,
+                                   prepare=self.prepare)
+
+    def warm(self) -> None:
+        """Start the session in the background (once); return at once. A server that then
+        fails is reported, its failure cached as its listing (``tool list`` and ``mcp list``
+        show it, ``refresh`` tries again), and the next turn's registry leaves it out."""
+        with self._warm_lock:
+            if self._warmed:
+                return
+            self._warmed = True
+        self._connection().start().add_done_callback(self._warmed_up)
+
+    def _warmed_up(self, ready: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
+        from ikigai_mcp.sessions import Closed
+
+        error = ready.exception()
+        if error is None:
+            if self._entry is None or ready.result() != self._entry.get("tools"):
+                self._listed_again(ready.result())  # it changed since it was cached
+            return
+        if isinstance(error, Closed):  # ikigai ended before the server was up
+            return
+        self._entry = {"error": str(error)}
+        self._save(self._entry)
+        tools_changed.set()
+        if self.notices is not None:
+            self.notices.report(f"MCP server '{self.config.name}' is not usable: {error}; its "
+                                "tools are left out until `ikigai refresh`", plugin="mcp")
 
     def listing(self) -> Mapping[str, Any]:
         """``{"tools": [...]}`` or ``{"error": reason}``: cached, or asked of the server now."""
@@ -129,9 +168,10 @@ class McpSource:
         except OSError:  # an unwritable cache costs a listing next time, nothing else
             pass
 
-    def _listed_again(self, connection: Connection, tools: list[dict[str, Any]]) -> None:
-        """``tools/list_changed``: remember the new listing; the next turn rediscovers."""
-        self._save({"tools": tools})
+    def _listed_again(self, tools: list[dict[str, Any]]) -> None:
+        """A new listing (``tools/list_changed``): remember it; the next turn rediscovers."""
+        self._entry = {"tools": tools}
+        self._save(self._entry)
         tools_changed.set()
 
 
@@ -145,6 +185,10 @@ class McpRunner:
     def __init__(self, source: McpSource, tool: str) -> None:
         self.source = source
         self.tool = tool
+
+    def warm(self) -> None:
+        """Start the server's session in the background (every tool of a server shares it)."""
+        self.source.warm()
 
     def call(self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
              cancelled: _threading.Event) -> ToolOutcome:

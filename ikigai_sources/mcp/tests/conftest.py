@@ -27,6 +27,7 @@ def servers(isolated_home, tmp_path, monkeypatch):
     """``servers({"edge": {...}})`` writes ``$IKIGAI_HOME/mcp.json``; edge servers log pids."""
     pids = tmp_path / "pids"
     monkeypatch.setenv("EDGE_PIDS", str(pids))
+    monkeypatch.setenv("EDGE_MODE", str(tmp_path / "mode"))
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
 
     def write(entries: dict) -> Path:
@@ -40,4 +41,16 @@ def servers(isolated_home, tmp_path, monkeypatch):
 def edge(mode: str = "normal", **extra) -> dict:
     """The ``mcp.json`` entry of the edge server in ``mode``."""
     return {"command": sys.executable, "args": [EDGE, mode],
-            "env": {"EDGE_PIDS": os.environ.get("EDGE_PIDS", "")}, **extra}
+            "env": {name: os.environ.get(name, "") for name in ("EDGE_PIDS", "EDGE_MODE")},
+            **extra}
+
+
+def forking(kids: Path) -> dict:
+    """The edge server behind ``sh``, which first starts a ``sleep`` it never waits for
+    (its pid goes to ``kids``): a server that starts a child of its own, as npx starts node.
+    The ``sleep`` even holds the server's stdout open."""
+    entry = edge()
+    script = 'sleep 1000 & echo $! >> "$KIDS"; exec "$@"'
+    return {**entry, "command": "sh", "args": ["-c", script, "sh", entry["command"],
+                                               *entry["args"]],
+            "env": {**entry["env"], "KIDS": str(kids)}}

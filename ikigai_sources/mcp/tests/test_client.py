@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from ikigai_mcp.source import tool_name
 
 from ikigai_core.app import App
 from tests.support.imports import heavy_imports
-from tests.support.procs import pid_alive, wait_gone
+from tests.support.procs import wait_gone
 
 from .conftest import edge
 
@@ -167,39 +166,3 @@ def test_tool_names_fit_the_provider_rule():
     long = tool_name("server", "x" * 100)
     assert len(long) == 64 and long.startswith("server__xxx")
     assert long != tool_name("server", "x" * 99)
-
-
-# -- processes: no server outlives ikigai ---------------------------------------------------
-
-
-def test_no_server_is_left_after_tool_run(servers, tmp_path):
-    pidfile = servers({"edge": edge()})
-    ran = subprocess.run([IKIGAI, "tool", "run", "edge__incr", "{}"], capture_output=True,
-                         text=True, cwd=tmp_path, timeout=60)
-    assert json.loads(ran.stdout)["result"] == {"result": 1}, ran.stderr
-    assert pids(pidfile) and all(wait_gone(pid) for pid in pids(pidfile))
-
-
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
-def test_no_server_is_left_after_ikigai_is_interrupted_or_killed(servers, tmp_path, sig):
-    pidfile = servers({"edge": edge()})
-    subprocess.run([IKIGAI, "tool", "list"], capture_output=True, cwd=tmp_path, timeout=60)
-    for pid in pids(pidfile):
-        assert wait_gone(pid)
-    ikigai = subprocess.Popen([IKIGAI, "tool", "run", "edge__slow", '{"seconds": 60}'],
-                              cwd=tmp_path, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 30
-        while len(pids(pidfile)) < 2:
-            assert time.monotonic() < deadline, "the server never started"
-            time.sleep(0.05)
-        server = pids(pidfile)[-1]
-        time.sleep(0.5)  # the call is under way
-        ikigai.send_signal(sig)
-        ikigai.wait(timeout=15)
-        assert wait_gone(server, timeout=10), f"server {server} outlived ikigai ({sig!r})"
-    finally:
-        ikigai.kill()
-        ikigai.wait()
-    assert not pid_alive(server)

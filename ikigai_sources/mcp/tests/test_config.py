@@ -86,7 +86,7 @@ def test_add_list_remove(servers, isolated_home, tmp_path):
     listed = ikigai(tmp_path, "mcp", "list", "--json", env={**__import__("os").environ,
                                                              "KEY": "k"})
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
-    assert rows["edge"]["state"] == "ok" and rows["edge"]["tools"] == 7
+    assert rows["edge"]["state"] == "ok" and rows["edge"]["tools"] == 9
     assert rows["web"]["state"] == "failed" and rows["web"]["error"]
     assert ikigai(tmp_path, "mcp", "remove", "web").returncode == 0
     gone = ikigai(tmp_path, "mcp", "remove", "web")

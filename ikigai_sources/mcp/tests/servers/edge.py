@@ -1,6 +1,8 @@
 """An MCP server with one edge case per tool, written with the SDK's MCPServer (FastMCP).
 
-``edge.py [normal|hang|garbage]``; writes its pid to ``$EDGE_PIDS`` (one per line) first.
+``edge.py [normal|hang|garbage|exit]``; writes its pid to ``$EDGE_PIDS`` (one per line)
+first. The file ``$EDGE_MODE`` (when it exists) holds the mode instead: a test breaks a
+server whose listing is already cached without changing its configuration.
 """
 
 import os
@@ -12,6 +14,11 @@ if os.environ.get("EDGE_PIDS"):
         pids.write(f"{os.getpid()}\n")
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "normal"
+if os.environ.get("EDGE_MODE") and os.path.exists(os.environ["EDGE_MODE"]):
+    with open(os.environ["EDGE_MODE"]) as override:
+        mode = override.read().strip()
+if mode == "exit":
+    sys.exit("edge: told to fail")
 if mode == "hang":  # never answers initialize
     time.sleep(600)
 if mode == "garbage":
@@ -70,6 +77,23 @@ def crash() -> str:
 def look(name: str) -> str:
     """A read-only tool that says hello."""
     return f"hello {name}"
+
+
+@mcp.tool()
+def env(name: str) -> str:
+    """The server's environment variable ``name`` ('<unset>' when it has none)."""
+    return os.environ.get(name, "<unset>")
+
+
+@mcp.tool()
+def write(path: str) -> str:
+    """Write a file; 'written', or why not."""
+    try:
+        with open(path, "w") as out:
+            out.write("x")
+    except OSError as exc:
+        return exc.strerror
+    return "written"
 
 
 mcp.run()
