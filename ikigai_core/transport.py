@@ -3,7 +3,8 @@
 Shared by every provider: a provider only builds bodies and reads replies
 (:class:`~ikigai_core.providers.Provider`); this module owns the network.
 The API key is redacted from every error that leaves :func:`send_turn`. httpx is
-imported only when a request is made, so importing this module costs nothing.
+imported only when a request is made, so importing this module costs nothing; and without
+its command line (see :data:`HTTPX_CLI`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import os
 import random
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -31,6 +33,13 @@ if TYPE_CHECKING:
     from ikigai_core.conversation import Conversation
     from ikigai_core.providers import Provider, ProviderRequest
     from ikigai_core.tools import Tool
+
+HTTPX_CLI = "httpx._main"
+"""httpx's command line, which ``httpx/__init__`` imports whenever rich, click and pygments
+are installed (about 40 ms of CPU, a sixth of an ``ask`` on a pipe; encode/httpx#3547). ikigai
+never runs it: a ``None`` in ``sys.modules`` makes that import fail, and httpx falls back to
+its own stub ``main``. Set when this module is imported; an httpx already imported keeps its."""
+sys.modules.setdefault(HTTPX_CLI, None)  # type: ignore[arg-type]  # None: "not importable"
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a connection."""

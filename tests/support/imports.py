@@ -7,14 +7,15 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-HEAVY = ("httpx", "jsonschema", "mcp", "ikigai_core.execution", "prompt_toolkit",
+HEAVY = ("httpx", "jsonschema", "mcp", "ikigai_core.execution", "prompt_toolkit", "rich",
          "ikigai_core.lifecycle", "ikigai_core.permissions", "sysconfig", "hashlib")
 """What `ikigai tool list` on a warm cache must not import (issue 2): the HTTP client, the
 validator, the MCP SDK, and the executor (discovery needs only the process hook, issue 14);
 nor the call-lifecycle types or the permission rules (no call is judged; with every example
 plugin installed, issue 9), nor ``sysconfig`` (in a virtual environment the built-ins'
-folder is known without it), nor ``hashlib`` (loading OpenSSL costs 2.6 ms); and what ``ask`` and ``chat`` on a pipe must not import: the
-prompt (issue 13)."""
+folder is known without it), nor ``hashlib`` (loading OpenSSL costs 2.6 ms); and what ``ask``
+and ``chat`` on a pipe must not import: the prompt and the renderer, even through httpx's
+command line (issue 13)."""
 
 _MARKER = "IMPORTED-HEAVY:"
 _SCRIPT = f"""
