@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 CONFIG_NAME = "mcp.json"
+DEFAULT_STARTUP_TIMEOUT = 10.0
+"""Seconds a server has to start and list its tools (``startupTimeout`` overrides it)."""
 
 
 def user_config(home: Path) -> Path:

@@ -10,13 +10,7 @@ import click
 from ikigai_core.app import App
 from ikigai_core.commands.output import echo_json, printable
 from ikigai_core.errors import UsageError
-from ikigai_mcp import project_config, user_config
-from ikigai_mcp.config import (
-    DEFAULT_STARTUP_TIMEOUT,
-    parse,
-    read_raw,
-    write_raw,
-)
+from ikigai_mcp import DEFAULT_STARTUP_TIMEOUT, project_config, user_config
 
 pass_app = click.make_pass_decorator(App)
 
@@ -79,6 +73,8 @@ def add(app: App, name: str, command: tuple[str, ...], url: str | None,
     entry = {k: v for k, v in entry.items() if v or k in ("url", "command", "args")}
     if startup_timeout is not None:
         entry["startupTimeout"] = startup_timeout
+    from ikigai_mcp.config import parse, read_raw, write_raw  # not on `ikigai --help`'s path
+
     path = _config_file(app, project)
     parse(name, entry, "", _AnyVariable(), path)  # a bad entry fails before anything is written
     servers = read_raw(path)
@@ -95,6 +91,8 @@ def add(app: App, name: str, command: tuple[str, ...], url: str | None,
 @pass_app
 def remove(app: App, name: str, project: bool) -> None:
     """Remove server NAME."""
+    from ikigai_mcp.config import read_raw, write_raw
+
     path = _config_file(app, project)
     servers = read_raw(path)
     if name not in servers:

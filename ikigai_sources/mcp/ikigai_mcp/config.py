@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_core import IkigaiError
+from ikigai_mcp import DEFAULT_STARTUP_TIMEOUT
 
-DEFAULT_STARTUP_TIMEOUT = 10.0
 SERVER_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _KEYS = {"command", "args", "env", "cwd", "url", "headers", "startupTimeout", "type"}
