@@ -35,8 +35,9 @@ def heavy_imports(args: Sequence[str], *, env: Mapping[str, str], cwd: str,
                   watched: Sequence[str] = HEAVY) -> list[str]:
     """Run ``ikigai ARGS`` through its console-script ``main`` and list the ``watched``
     packages (default :data:`HEAVY`) it imported."""
-    ran = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(list(watched)), *args], capture_output=True, text=True,
-                         env=dict(env), cwd=cwd, timeout=120, stdin=subprocess.DEVNULL)
+    ran = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(list(watched)), *args],
+                         capture_output=True, text=True, env=dict(env), cwd=cwd, timeout=120,
+                         stdin=subprocess.DEVNULL)
     for line in reversed(ran.stderr.splitlines()):
         if line.startswith(_MARKER):
             return json.loads(line[len(_MARKER):])
