@@ -94,7 +94,7 @@ def test_a_server_hanging_at_start_delays_neither_the_prompt_nor_the_exit(
             chat.stdin.write(b"hi\n")
             chat.stdin.flush()
             read_until(chat.stdout, b"Hello.")
-            assert time.monotonic() - started < 5  # not the 10 s the server may take
+            assert time.monotonic() - started < 8  # not the 10 s the server may take
             started = time.monotonic()
             chat.stdin.close()
             assert chat.wait(timeout=WAIT) == 0
