@@ -2,8 +2,8 @@
 
 ``rg`` walks and searches in parallel, at the speed agents are used to. The flags below make
 it follow grep-tool's rules (decision 14) instead of its own: only ``.gitignore`` files count,
-inside or outside a repository, and none above the search root (:func:`usable` leaves those
-searches to Python); every file is read as raw bytes (no BOM sniffing, no transcoding).
+inside or outside a repository, and above the search root only as :func:`rules` says; every
+file is read as raw bytes (no BOM sniffing, no transcoding).
 Binary files: grep-tool skips a file with a NUL byte in its first 8 KiB, ripgrep one with a
 NUL anywhere, and ``--debug`` makes it say where it found the NUL in each. The few files
 where that is after the first 8 KiB are text to grep-tool: the Python engine searches them
@@ -60,26 +60,37 @@ def binary() -> str | None:
     return path if os.access(path, os.X_OK) else None
 
 
-def usable(base: str) -> bool:
-    """Whether ``rg`` applies the same ``.gitignore`` rules as grep-tool below ``base``.
+def rules(base: str) -> tuple[str, ...] | None:
+    """The flags that make ``rg`` apply grep-tool's ``.gitignore`` rules below ``base``.
 
-    Rules above the search root apply only up to the repository's top in grep-tool, while
-    ripgrep reads them up to ``/``: such searches are left to Python.
+    ``RULES`` do when no ``.gitignore`` above ``base`` applies. grep-tool reads those up to
+    the repository's top, ripgrep its own way (up to ``/``), so one above is handed to it with
+    ``--ignore-file``: its patterns are matched relative to the current directory, and rules
+    in the tree win over them, as deeper files win in git. That is right when the file is in
+    the current directory, the common case (a search of ``src`` from the repository's top);
+    for any other ``None``: Python searches.
     """
-    return not ancestors(base)
+    found = ancestors(base)
+    if not found:
+        return RULES
+    if len(found) == 1 and os.path.abspath(found[0][2]) == os.path.abspath(base):
+        return (*RULES, "--ignore-file", ".gitignore")
+    return None
 
 
-def search(rg: str, regex: str, base: str, wanted: Callable[[str, str], bool] | None,
-           limit: int | None, again: Callable[[str], Iterator[str]]) -> tuple[Escaped, int] | None:
+def search(rg: str, flags: tuple[str, ...], regex: str, base: str,
+           wanted: Callable[[str, str], bool] | None, limit: int | None,
+           again: Callable[[str], Iterator[str]]) -> tuple[Escaped, int] | None:
     """``(output, line count)``: the sorted ``path:LINE: text`` lines ``rg`` finds below ``base``.
 
-    ``again(path)`` gives the lines of a file ripgrep took for binary but grep-tool does not.
+    ``flags`` come from :func:`rules`. ``again(path)`` gives the lines of a file ripgrep took
+    for binary but grep-tool does not.
     ``None`` when ``rg`` could not run or failed without output (the caller searches in
     Python), or when the output exceeds ``limit`` bytes (``rg`` is stopped at once: the caller
     then collects the head and the tail of the sorted output itself).
     """
     found = Found(base, wanted, limit)
-    log = _stream(rg, [*RULES, *SEARCH, "--regexp", regex, "--", base], found.feed)
+    log = _stream(rg, [*flags, *SEARCH, "--regexp", regex, "--", base], found.feed)
     if log is None or not found.feed(b"\n"):  # the newline that ends the last file's lines
         return None
     for raw, offset in re.findall(BINARY, log):
@@ -88,13 +99,15 @@ def search(rg: str, regex: str, base: str, wanted: Callable[[str, str], bool] | 
     return found.output(), found.count
 
 
-def files(rg: str, base: str, wanted: Callable[[str, str], bool] | None) -> list[str] | None:
-    """The files below ``base`` that grep-tool searches, sorted, as ``rg --files`` lists them.
+def files(rg: str, flags: tuple[str, ...], base: str,
+          wanted: Callable[[str, str], bool] | None) -> list[str] | None:
+    """The files below ``base`` that grep-tool searches, sorted, as ``rg --files`` lists them
+    (``flags`` from :func:`rules`).
 
     ``None`` when ``rg`` could not run or failed without output.
     """
     listing: list[bytes] = []
-    if _stream(rg, [*RULES, "--files", "--null", "--", base], listing.append) is None:
+    if _stream(rg, [*flags, "--files", "--null", "--", base], listing.append) is None:
         return None
     cut = _cut(base)
     paths = map(os.fsdecode, b"".join(listing).split(b"\0")[:-1])

@@ -60,24 +60,27 @@ def handle(args: dict) -> dict:
     if not os.path.isdir(base):
         return _result([base] if os.path.isfile(base) else [], search, limit)
     rg = _ripgrep.binary()
-    if rg is not None and _ripgrep.usable(base):
-        found = _fast(rg, args["pattern"], base, wanted, limit, search)
+    flags = _ripgrep.rules(base) if rg is not None else None
+    if rg is not None and flags is not None:
+        found = _fast(rg, flags, args["pattern"], base, wanted, limit, search)
         if found is not None:
             return {"output": found[0], "count": found[1]}
-        listed = _ripgrep.files(rg, base, wanted)  # for Python to search, or only its ends
+        listed = _ripgrep.files(rg, flags, base, wanted)  # for Python to search, or its ends
         if listed is not None:
             return _result(listed, search, limit)
     return _result(sorted(_walk(base, wanted)), search, limit)
 
 
-def _fast(rg: str, pattern: str, base: str, wanted: Callable[[str, str], bool] | None,
-          limit: int | None, search: Callable) -> tuple[Escaped, int] | None:
+def _fast(rg: str, flags: tuple[str, ...], pattern: str, base: str,
+          wanted: Callable[[str, str], bool] | None, limit: int | None,
+          search: Callable) -> tuple[Escaped, int] | None:
     """Every output line, found by ripgrep; ``None`` when Python must search (see ``_ripgrep``)."""
     try:
         regex = ere(pattern, rust=True)
     except Unsupported:
         return None
-    return _ripgrep.search(rg, regex, base, wanted, limit, lambda path: _lines(path, search))
+    return _ripgrep.search(rg, flags, regex, base, wanted, limit,
+                           lambda path: _lines(path, search))
 
 
 def _result(files: list[str], search: Callable, limit: int | None) -> dict:

@@ -108,7 +108,8 @@ def test_patterns_agree(monkeypatch, corpus, pattern):
     both(monkeypatch, corpus, {"pattern": pattern})
 
 
-@pytest.mark.parametrize("path", [".", "./", "sub", "sub/", "./sub", "nested", "uni", "foo"])
+@pytest.mark.parametrize("path", [".", "./", "sub", "sub/", "./sub", "nested", "nested/",
+                                  "uni", "foo", "build", "docs/a"])
 def test_paths_agree(monkeypatch, corpus, path):
     result = both(monkeypatch, corpus, {"pattern": "needle", "path": path})
     assert result["count"] > 0
@@ -143,15 +144,16 @@ def test_budgeted_results_agree(monkeypatch, corpus, pattern):
     assert len(dump(result)) <= 2048
 
 
-@pytest.mark.parametrize("path", [".", "./", str])  # below, rules above apply: no ripgrep
+@pytest.mark.parametrize("path", [".", "./", str, "sub", "nested/", "foo", "build", "docs/a"])
 @pytest.mark.parametrize("glob", ["", "*.py", "foo/*.py", "**/*.c", "*.txt"])
 def test_ripgrep_lists_the_files_python_walks(monkeypatch, corpus, path, glob):
     """Past the budget the files are listed by ``rg --files``: the ones Python would walk."""
     monkeypatch.chdir(corpus)
     base = str(corpus) if path is str else path
     wanted = grep_tool._file_filter(glob)
-    assert _ripgrep.usable(base)
-    listed = _ripgrep.files(_ripgrep.binary(), base, wanted)
+    flags = _ripgrep.rules(base)
+    assert flags is not None
+    listed = _ripgrep.files(_ripgrep.binary(), flags, base, wanted)
     assert listed == sorted(grep_tool._walk(base, wanted))
 
 
@@ -171,9 +173,23 @@ def test_a_budget_stops_ripgrep_and_searches_only_the_ends(monkeypatch, tmp_path
 
 
 def test_repository_rules_above_the_path_agree(monkeypatch, corpus):
-    """Rules above the search root make ripgrep step aside: the answer is Python's."""
+    """The repository's rules above the search root apply (given to ripgrep as an ignore
+    file, as they are in the current directory)."""
+    monkeypatch.chdir(corpus)
+    assert _ripgrep.rules("sub") == (*_ripgrep.RULES, "--ignore-file", ".gitignore")
     result = both(monkeypatch, corpus, {"pattern": "needle", "path": "sub"})
     assert [line.split(":")[0] for line in result["output"].split("\n")] == ["sub/top.txt"]
+    absolute = both(monkeypatch, corpus, {"pattern": "needle", "path": str(corpus / "nested")})
+    assert absolute["output"] == f"{corpus}/nested/want.txt:1: needle wanted"
+
+
+@pytest.mark.parametrize("cwd, path", [("sub", "."), ("nested", "deeper"), ("nested", ".")])
+def test_rules_elsewhere_than_the_current_directory_leave_it_to_python(
+        monkeypatch, corpus, cwd, path):
+    """Rules above the root in another folder, or two files above it: Python's walk."""
+    monkeypatch.chdir(corpus / cwd)
+    assert _ripgrep.rules(path) is None
+    both(monkeypatch, corpus / cwd, {"pattern": "needle", "path": path})
 
 
 def test_a_missing_binary_falls_back_to_python(monkeypatch, corpus, tmp_path):
