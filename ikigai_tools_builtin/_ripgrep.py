@@ -226,14 +226,18 @@ def _stream(rg: str, args: list[str], feed: Callable[[bytes], object]) -> bytes 
             while chunk := os.read(reader, CHUNK):
                 fed = True
                 if feed(chunk) is False:
-                    import signal
-
-                    os.kill(pid, signal.SIGKILL)
                     stopped = True
                     break
                 if len(chunk) < CHUNK:
                     time.sleep(PAUSE)
+        except BaseException:
+            stopped = True  # rg may be blocked on the full pipe: never wait for it
+            raise
         finally:
+            if stopped:
+                import signal
+
+                os.kill(pid, signal.SIGKILL)
             status = os.waitpid(pid, 0)[1]
         if stopped or (os.waitstatus_to_exitcode(status) not in (0, 1) and not fed):
             return None

@@ -204,3 +204,15 @@ def test_a_missing_binary_falls_back_to_python(monkeypatch, corpus, tmp_path):
 def test_back_references_are_searched_in_python(monkeypatch, corpus):
     result = both(monkeypatch, corpus, {"pattern": "(a)\\1"})
     assert "./ere.txt:6: aaa" in result["output"]
+
+
+@pytest.mark.timeout(20)
+def test_a_failure_while_reading_kills_ripgrep(tmp_path):
+    """``rg`` blocked on a full pipe is killed, not waited for, when reading its output fails."""
+    (tmp_path / "big").write_bytes(b"needle\n" * 200_000)  # far more than a pipe holds
+
+    def fail(chunk):
+        raise MemoryError
+
+    with pytest.raises(MemoryError):
+        _ripgrep._stream(_ripgrep.binary(), ["-n", "needle", "--", str(tmp_path)], fail)
