@@ -142,15 +142,13 @@ class Found:
 
         Files are separated by an empty line; feeding ``b"\\n"`` after the output ends it.
         """
-        data = self.rest + chunk
-        end = data.rfind(b"\n\n")
-        if end < 0:
-            self.rest = data
-            return self._within(len(data))
-        self.rest = data[end + 2:]
+        blocks = (self.rest + chunk).split(b"\n\n")
+        self.rest = blocks.pop()  # the start of a file whose end has not arrived yet
+        if not blocks:
+            return self._within(len(self.rest))
         raws: list[bytes] = []
         bodies: list[bytes] = []
-        for block in data[:end].split(b"\n\n") if end else ():
+        for block in blocks:
             raw, sep, body = block.partition(b"\0")
             if not sep or b"\n" in raw:  # a file name holding a newline: Python copes
                 return False
@@ -161,18 +159,20 @@ class Found:
         texts = escaped(b"\0".join(bodies)).split(b"\0")
         if len(texts) != len(bodies):  # a NUL byte in a line: never, from rg 14
             return False
-        files, wanted, cut, decode = self.files, self.wanted, self.cut, os.fsdecode
+        files, wanted, cut = self.files, self.wanted, self.cut
         count = size = 0
         for raw, name, body, text in zip(raws, names, bodies, texts, strict=True):
-            path = decode(raw)
+            ascii_name = raw.isascii()
+            path = raw.decode() if ascii_name else os.fsdecode(raw)
             if wanted is not None and not wanted(os.path.basename(path), path[cut:]):
                 continue
-            if not raw.isascii():  # the name as the reference engine prints it
+            if not ascii_name:  # the name as the reference engine prints it
                 name = dump(path)[1:-1]
             name += b":"
             text = name + text.replace(b"\n", b"\\n" + name)
-            files[path] = text, body.count(b"\n") + 1  # rg reports each file once
-            count += files[path][1]
+            lines = body.count(b"\n") + 1
+            files[path] = text, lines  # rg reports each file once
+            count += lines
             size += len(text) + 2  # 2: the escaped newline before the next file
         self.count += count
         self.size += size

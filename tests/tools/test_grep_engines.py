@@ -108,6 +108,19 @@ def test_patterns_agree(monkeypatch, corpus, pattern):
     both(monkeypatch, corpus, {"pattern": pattern})
 
 
+@pytest.mark.parametrize("pattern", ["needle", ".", "e", "needle (kept|top)", "^$", "\\<word"])
+@pytest.mark.parametrize("path", ["sub", "nested", "uni", lambda corpus: str(corpus / "sub")])
+def test_ripgrep_answers_alone(monkeypatch, corpus, pattern, path):
+    """What ripgrep can run ends there: no Python walk, no listing for Python. (Not at the
+    corpus's top: the name holding a newline sends that to Python.)"""
+    monkeypatch.chdir(corpus)
+    base = path(corpus) if callable(path) else path
+    found = grep_tool._fast(_ripgrep.binary(), _ripgrep.rules(base), pattern, base, None, None,
+                            lambda text, pos=0: None)
+    assert found is not None
+    assert found[1] == both(monkeypatch, corpus, {"pattern": pattern, "path": base})["count"]
+
+
 @pytest.mark.parametrize("path", [".", "./", "sub", "sub/", "./sub", "nested", "nested/",
                                   "uni", "foo", "build", "docs/a"])
 def test_paths_agree(monkeypatch, corpus, path):
