@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    import click
-
     from ikigai_core.config import Settings
     from ikigai_core.lifecycle import (
         CallContext,
@@ -105,14 +103,16 @@ def ikigai_wrap_result(outcome: ToolOutcome) -> Mapping[str, Any] | None:
 
 
 @hookspec
-def ikigai_commands() -> Sequence[click.Command]:
+def ikigai_commands() -> Sequence[object]:
     """Return click commands or groups to add to ``ikigai``.
 
     Called when the command line names a command ikigai does not have, and for
     ``ikigai --help``. A command whose name ikigai already uses is reported and skipped.
     Keep the plugin module light: import what the command needs inside it.
 
-    :returns: zero or more ``click.Command`` (or ``click.Group``) objects.
+    :returns: zero or more ``click.Command`` (or ``click.Group``) objects. (Typed
+        ``object``: the core does not import click; the CLI checks each one and reports
+        anything else.)
     """
 
 

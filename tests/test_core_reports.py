@@ -1,5 +1,6 @@
 """The core reports; the CLI prints: no ikigai_core module outside the CLI (cli.py and
-commands/) imports click or writes to the terminal, checked on the source's syntax tree."""
+commands/) imports click, not even for annotations, or writes to the terminal, checked on
+the source's syntax tree."""
 
 from __future__ import annotations
 
@@ -17,24 +18,15 @@ TERMINAL = {"print", "input", "breakpoint"}
 STREAMS = {"stdout", "stderr", "__stdout__", "__stderr__"}
 
 
-def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
-    """The nodes inside ``if TYPE_CHECKING:`` blocks (imports for annotations only)."""
-    return {node for block in ast.walk(tree) if isinstance(block, ast.If)
-            and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
-            for child in block.body for node in ast.walk(child)}
-
-
 def problems(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    annotations_only = _type_checking_only(tree)
     found = []
     for node in ast.walk(tree):
         where = f"{path}:{getattr(node, 'lineno', 0)}"
-        if isinstance(node, ast.Import) and node not in annotations_only:
+        if isinstance(node, ast.Import):
             found += [f"{where} imports {a.name}" for a in node.names
                       if a.name.split(".")[0] == "click"]
-        elif (isinstance(node, ast.ImportFrom) and node not in annotations_only
-              and (node.module or "").split(".")[0] == "click"):
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "click":
             found.append(f"{where} imports from {node.module}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in TERMINAL:
@@ -51,7 +43,8 @@ def test_the_checker_sees_what_it_forbids(tmp_path):
                       "print('x')\nsys.stderr.write('y')\n"
                       "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import click\n")
     assert [p.split(" ", 1)[1] for p in problems(sample)] == [
-        "imports click.testing", "imports from click", "calls print()", "uses sys.stderr"]
+        "imports click.testing", "imports from click", "calls print()", "imports click",
+        "uses sys.stderr"]
 
 
 @pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(PACKAGE)))

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ikigai_core import hookimpl
 
 if TYPE_CHECKING:  # the rules and the lifecycle types load when a call is judged
-    import click
-
     from ikigai_core.lifecycle import CallContext, CallDecision, ToolCallRequest
     from ikigai_core.permissions import Condition, Rule
 
@@ -219,7 +217,7 @@ def _record(context: CallContext, name: str, arguments: Any, decision: str, by: 
 
 
 @hookimpl
-def ikigai_commands() -> Sequence[click.Command]:
+def ikigai_commands() -> Sequence[object]:
     """``ikigai permissions``: list, add and remove rules."""
     from ikigai_core.commands.permissions import permissions
 
