@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 
 from ikigai_tools_builtin._budget import Escaped, dump, escaped
 from ikigai_tools_builtin._gitignore import ancestors
+from ikigai_tools_builtin._install import scripts_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,13 +50,7 @@ def binary() -> str | None:
     chosen = os.environ.get(ENV_VAR)
     if chosen is not None:
         return chosen or None
-    if sys.prefix != sys.base_prefix:  # a virtual environment: pip's scripts are in its bin
-        folder = os.path.join(sys.prefix, "bin")
-    else:
-        import sysconfig  # ~1 ms that a virtual environment does not need
-
-        folder = sysconfig.get_path("scripts")
-    path = os.path.join(folder, "rg")
+    path = os.path.join(scripts_dir(), "rg")
     return path if os.access(path, os.X_OK) else None
 
 

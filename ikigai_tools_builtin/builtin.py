@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
 from ikigai_core.discovery import DirectorySource
+from ikigai_tools_builtin._install import IN_VENV, scripts_dir
 
 BUILTIN_SCRIPTS = (
     "bash-tool",
@@ -21,19 +22,14 @@ SYSTEM_PRECEDENCE = 0
 
 
 def scripts_dirs() -> list[Path]:
-    """Where pip may have put this installation's console scripts, most likely first.
+    """Where pip may have put this installation's console scripts, most likely first (in a
+    virtual environment, only its ``bin``)."""
+    dirs = [Path(scripts_dir())]
+    if not IN_VENV:
+        import sysconfig
 
-    In a virtual environment on POSIX that is ``<venv>/bin``, known without loading
-    ``sysconfig``'s configuration (about 1 ms of every start-up)."""
-    if os.name == "posix" and sys.prefix != sys.base_prefix:
-        return [Path(sys.prefix) / "bin"]
-    import sysconfig
-
-    dirs = [
-        Path(sysconfig.get_path("scripts")),
-        Path(sys.executable).parent,
-        Path(sysconfig.get_path("scripts", f"{os.name}_user")),
-    ]
+        dirs += [Path(sys.executable).parent,
+                 Path(sysconfig.get_path("scripts", f"{os.name}_user"))]
     return list(dict.fromkeys(dirs))
 
 

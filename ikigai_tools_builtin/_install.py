@@ -1,0 +1,20 @@
+"""Where this installation's console scripts are: the built-in tools, the ripgrep wheel's
+``rg``. Standard library only: the tools import it too."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+IN_VENV = os.name == "posix" and sys.prefix != sys.base_prefix
+"""A virtual environment on POSIX, whose scripts are always in ``<venv>/bin``."""
+
+
+def scripts_dir() -> str:
+    """pip's scripts folder for this interpreter. In a virtual environment it is known
+    without loading ``sysconfig``'s configuration (about 1 ms of every start-up)."""
+    if IN_VENV:
+        return os.path.join(sys.prefix, "bin")
+    import sysconfig
+
+    return sysconfig.get_path("scripts")
