@@ -7,6 +7,9 @@ package and reads every distribution on ``sys.path``): a quarter of a warm
 own mtime (folders without any do not count). Installing, upgrading, reinstalling or
 removing a distribution creates or deletes such a metadata folder, which changes its
 parent's mtime. Listing them costs well under a millisecond.
+
+:func:`remembered` keeps other answers that follow from the installed plugins (the provider
+key variables) under that same key.
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from ikigai_core.statefiles import write_private_json
 
@@ -44,6 +48,7 @@ class PluginEntryPoint(NamedTuple):
 
 
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
+T = TypeVar("T")
 
 
 def _path_key() -> list[list[Any]]:
@@ -79,17 +84,61 @@ def plugin_entry_points(group: str, cache_dir: Path | None = None) -> list[Plugi
     """Every entry point of ``group``; remembered in ``cache_dir`` when one is given."""
     if cache_dir is None:
         return _scan(group)
-    path = cache_dir / f"entry-points-{group}.json"
+
+    def scan() -> Found:
+        return Found([ep._asdict() for ep in _scan(group)])
+
+    def load(value: Any) -> list[PluginEntryPoint]:
+        return [PluginEntryPoint(**entry) for entry in value]
+
+    return remembered(cache_dir / f"entry-points-{group}.json", scan, load)
+
+
+class Found(NamedTuple):
+    """What a :func:`remembered` computation found.
+
+    :param value: the answer, a JSON value.
+    :param files: the source files it was read from (a plugin's module): editing one, which
+        an editable install allows without touching any metadata folder, asks again.
+    :param keep: ``False`` when something failed on the way (a plugin that does not load):
+        the answer is used once and not remembered.
+    """
+
+    value: Any
+    files: Sequence[str] = ()
+    keep: bool = True
+
+
+def remembered(path: Path, compute: Callable[[], Found], load: Callable[[Any], T]) -> T:
+    """``load`` of ``compute()``'s value, the value kept in ``path`` until a distribution is
+    installed, upgraded or removed (the entry points' key) or one of its files changes. A
+    missing, corrupt or unwritable cache only costs ``compute()`` again, and so does a value
+    that ``load`` rejects (``ValueError``, ``KeyError``, ``TypeError``: hand-edited)."""
     key = _path_key()
     try:
         cached = json.loads(path.read_text(encoding="utf-8"))
-        if cached["key"] == key:
-            return [PluginEntryPoint(**entry) for entry in cached["entry_points"]]
+        files = [name for name, *_ in cached["files"]]
+        if cached["key"] == key and cached["files"] == _stamps(files):
+            return load(cached["value"])
     except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing, corrupt or hand-edited: ask importlib.metadata again
-    found = _scan(group)
-    try:
-        write_private_json(path, {"key": key, "entry_points": [ep._asdict() for ep in found]})
-    except OSError:
-        pass  # an unwritable home only costs the next start-up the scan again
-    return found
+        pass  # missing, corrupt or hand-edited: compute again
+    found = compute()
+    if found.keep:
+        try:
+            write_private_json(path, {"key": key, "files": _stamps(found.files),
+                                      "value": found.value})
+        except OSError:
+            pass  # an unwritable home only costs the next start-up the work again
+    return load(found.value)
+
+
+def _stamps(files: Sequence[str]) -> list[list[Any]]:
+    """``[path, mtime_ns, size]`` of each file (``None`` twice for a missing one)."""
+    stamps: list[list[Any]] = []
+    for name in files:
+        try:
+            info = os.stat(os.fspath(name))  # a number would be a file descriptor
+            stamps.append([name, info.st_mtime_ns, info.st_size])
+        except OSError:
+            stamps.append([name, None, None])
+    return stamps

@@ -31,6 +31,25 @@ def site(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def counted(monkeypatch):
+    """``counted(owner, name)`` replaces ``owner.name`` with a wrapper that records each
+    call's first argument in the list it returns, then calls the real function."""
+
+    def count(owner: object, name: str) -> list:
+        calls = []
+        real = getattr(owner, name)
+
+        def counting(first, *args, **kwargs):
+            calls.append(first)
+            return real(first, *args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counting)
+        return calls
+
+    return count
+
+
+@pytest.fixture
 def unprivileged():
     """The command prefix that runs a tool with permission bits enforced.
 

@@ -23,17 +23,9 @@ class Holder:
 
 
 @pytest.fixture
-def scans(monkeypatch):
+def scans(counted):
     """Count how often importlib.metadata is really asked."""
-    calls = []
-    real = entrypoints._scan
-
-    def counting(group):
-        calls.append(group)
-        return real(group)
-
-    monkeypatch.setattr(entrypoints, "_scan", counting)
-    return calls
+    return counted(entrypoints, "_scan")
 
 
 def names(eps):
@@ -66,7 +58,7 @@ def test_corrupt_cache_is_asked_again(site, tmp_path, scans, garbage):
     cache.mkdir()
     (cache / "entry-points-ikigai.json").write_text(garbage)
     assert "acme" in names(plugin_entry_points("ikigai", cache))
-    assert json.loads((cache / "entry-points-ikigai.json").read_text())["entry_points"]
+    assert json.loads((cache / "entry-points-ikigai.json").read_text())["value"]
 
 
 def test_unwritable_cache_still_answers(site, tmp_path):

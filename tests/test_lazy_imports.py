@@ -1,5 +1,5 @@
 """`ikigai tool list` on a warm cache stays light: no httpx, no jsonschema (issue 2);
-`ikigai --help` imports no command module (issue 14)."""
+`ikigai --help` imports no command module, a warm `tool run` no provider (issue 14)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,20 @@ def test_without_mcp_json_the_mcp_plugin_imports_nothing(tools_home, tmp_path):
     heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path))
     assert heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path),
                          watched=["ikigai_mcp.config", "ikigai_mcp.servers"]) == []
+
+
+def test_warm_tool_run_imports_no_provider(tools_home, tmp_path):
+    """`ikigai tool run` talks to no model: once the provider key variables (kept from the
+    tool) are cached, it imports no provider serializer (each imports ``providers``), nor
+    the conversation types (issue 14)."""
+    args = ["tool", "run", "bash", '{"command": "true"}']
+    watched = ["ikigai_core.providers", "ikigai_core.conversation", "ikigai_core.wire",
+               "jsonschema", "httpx"]
+    cold = heavy_imports(args, env=os.environ, cwd=str(tmp_path), watched=watched)
+    assert "ikigai_core.providers" in cold  # the first run asked the providers
+    warm = heavy_imports(args, env=os.environ, cwd=str(tmp_path), watched=watched)
+    assert warm == [], (f"a warm `ikigai tool run` imported {warm}; see who with "
+                        "`python -X importtime -m ikigai_core.cli tool run bash '{}'`")
 
 
 def test_help_imports_no_command_module(isolated_home, tmp_path):

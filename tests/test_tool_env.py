@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
+from ikigai_core.defaults import tool_env
 from ikigai_core.defaults.tool_env import filter_env, provider_key_vars
 from ikigai_core.errors import ConfigError
 from tests.support.replies import REPLIES
@@ -111,3 +113,61 @@ def test_a_provider_plugin_declares_its_key_variable(site):
     finally:
         provider_key_vars.cache_clear()
     assert "ACME_API_KEY" in found and "OPENAI_API_KEY" in found and "GOOGLE_API_KEY" in found
+
+
+@pytest.fixture
+def declared(counted):
+    """Count how often the providers themselves are asked for their key variables."""
+    yield counted(tool_env, "_declared_key_vars")
+    provider_key_vars.cache_clear()
+
+
+def key_vars(cache):
+    """The key variables as a new ikigai process finds them with this cache."""
+    provider_key_vars.cache_clear()
+    return provider_key_vars(cache)
+
+
+def test_key_variables_are_remembered_until_a_provider_is_installed(site, tmp_path, declared):
+    cache = tmp_path / "cache"
+    site("ikigai-provider-acme", "acme", PROVIDER)
+    assert "ACME_API_KEY" in key_vars(cache) and "ACME_API_KEY" in key_vars(cache)
+    assert len(declared) == 1  # the second process imported no provider
+    site("ikigai-provider-beta", "beta",
+         PROVIDER.replace('"acme"', '"beta"').replace("ACME_", "BETA_"))
+    assert {"ACME_API_KEY", "BETA_API_KEY", "OPENAI_API_KEY"} <= set(key_vars(cache))
+    assert len(declared) == 2
+
+
+def test_editing_a_provider_in_place_is_seen_at_once(site, tmp_path, declared):
+    """An editable install changes the provider's source, never its metadata folder."""
+    cache = tmp_path / "cache"
+    site("ikigai-provider-acme", "acme", PROVIDER)
+    assert "ACME_TOKEN" not in key_vars(cache)
+    module = tmp_path / "site" / "ikigai_provider_acme_plugin.py"
+    module.write_text(module.read_text().replace('("ACME_API_KEY",)',
+                                                 '("ACME_API_KEY", "ACME_TOKEN")'))
+    sys.modules.pop("ikigai_provider_acme_plugin")
+    assert {"ACME_API_KEY", "ACME_TOKEN"} <= set(key_vars(cache))
+    assert len(declared) == 2
+
+
+def test_a_plugin_that_fails_to_load_is_never_remembered(site, tmp_path, declared):
+    """It may be the provider whose key is missing: every process asks again until it loads."""
+    cache = tmp_path / "cache"
+    site("ikigai-provider-acme", "acme", PROVIDER)
+    site("ikigai-broken", "broken", "raise RuntimeError('not today')")
+    assert "ACME_API_KEY" in key_vars(cache) and "ACME_API_KEY" in key_vars(cache)
+    assert len(declared) == 2 and not (cache / "provider-key-vars.json").exists()
+
+
+@pytest.mark.parametrize("value", ['"ACME"', "[1]", "{}"])
+def test_a_hand_edited_key_variable_cache_is_asked_again(site, tmp_path, declared, value):
+    cache = tmp_path / "cache"
+    site("ikigai-provider-acme", "acme", PROVIDER)
+    key_vars(cache)
+    path = cache / "provider-key-vars.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "value": json.loads(value)}))
+    assert "ACME_API_KEY" in key_vars(cache) and "A" not in key_vars(cache)
+    assert len(declared) == 2

@@ -16,13 +16,16 @@ budget) is always kept. A tool keeps its own credentials unless they are exclude
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core import hookimpl
+from ikigai_core.entrypoints import Found, remembered
 from ikigai_core.errors import ConfigError, PluginError
 
 if TYPE_CHECKING:
@@ -87,19 +90,50 @@ def _read(policy: Mapping[str, Any]) -> tuple[str, list[str], list[str]]:
 def provider_key_vars(cache_dir: Path | None = None) -> tuple[str, ...]:
     """The well-known key variables plus every installed provider's ``api_key_env``.
 
-    Providers are found through a plugin manager of their own (blocking ignored: a blocked
-    provider's key is still kept from tools; the entry points remembered in ``cache_dir``,
-    as the invocation's manager does); one that fails is left to the invocation's own
-    manager to report. Once per process: about 3 ms with a warm entry-point cache.
+    Once per process; remembered in ``cache_dir`` beside the entry points and under their
+    key, plus the provider plugins' source files (an editable install changes those alone),
+    so a warm run imports no provider. Without ``cache_dir``, asked every time.
     """
+    if cache_dir is None:
+        found = _declared_key_vars(None).value
+    else:
+        found = remembered(cache_dir / "provider-key-vars.json",
+                           lambda: _declared_key_vars(cache_dir), _names)
+    return tuple(dict.fromkeys([*KNOWN_KEY_VARS, *found]))
+
+
+def _names(value: Any) -> list[str]:
+    """The cached list of variable names, or ``TypeError`` for anything else."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise TypeError("not a list of variable names")
+    return value
+
+
+def _declared_key_vars(cache_dir: Path | None) -> Found:
+    """Every installed provider's ``api_key_env``, asked of a plugin manager of our own
+    (blocking ignored: a blocked provider's key is still kept from tools), with the files
+    that declare them. A plugin that fails is left to the invocation's own manager to report;
+    while one does, the answer is not remembered (its key may be missing)."""
+    from ikigai_core.notices import Notices
     from ikigai_core.plugins import get_plugin_manager
     from ikigai_core.providers import collect_providers
 
-    found = list(KNOWN_KEY_VARS)
+    notices = Notices()
+    pm = get_plugin_manager(environ={}, cache_dir=cache_dir, notices=notices)
     try:
-        providers = collect_providers(get_plugin_manager(environ={}, cache_dir=cache_dir))
+        providers = collect_providers(pm, notices)
     except PluginError:  # two providers with one name: the invocation reports it
-        providers = {}
-    for provider in providers.values():
-        found += [var for var in provider.api_key_env if isinstance(var, str)]
-    return tuple(dict.fromkeys(found))
+        return Found([], keep=False)
+    found = [var for provider in providers.values() for var in provider.api_key_env
+             if isinstance(var, str)]
+    modules = [_module_name(impl.plugin)
+               for impl in pm.hook.ikigai_provider_serializers.get_hookimpls()]
+    modules += [cls.__module__ for provider in providers.values()
+                for cls in type(provider).__mro__]
+    files = [getattr(sys.modules.get(name), "__file__", None) for name in modules]
+    return Found(found, sorted({file for file in files if file}), keep=not notices)
+
+
+def _module_name(plugin: Any) -> str:
+    """The module a plugin is, or the one its class is defined in."""
+    return plugin.__name__ if isinstance(plugin, ModuleType) else type(plugin).__module__
