@@ -243,16 +243,23 @@ class _Run:
             self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
 
     def pump(self, deadline: float) -> None:
-        """Move bytes until the main process exits, stdout overflows or ``deadline`` passes."""
-        while not (self.exited or self.overflowed):
+        """Move bytes until the main process exits, stdout overflows or ``deadline`` passes.
+
+        Past the deadline, what is ready is served once more before the call counts as timed
+        out: this thread may have waited for a processor while the child finished in time.
+        """
+        while True:
             remaining = deadline - time.monotonic()
+            wait = _MAX_WAIT if self.pidfd is not None else _POLL_INTERVAL
+            self._dispatch(min(max(remaining, 0), wait))
+            if self.pidfd is None and self.proc.poll() is not None:
+                self.exited = True
+            if self.exited or self.overflowed:
+                return
             if remaining <= 0:
                 self.timed_out = True
                 self.starved = _run_delay(self.proc.pid)
                 return
-            self._dispatch(min(remaining, _MAX_WAIT if self.pidfd is not None else _POLL_INTERVAL))
-            if self.pidfd is None and self.proc.poll() is not None:
-                self.exited = True
 
     def finish(self) -> None:
         """Collect what is buffered, end the process group and reap the main process."""

@@ -324,3 +324,26 @@ def test_a_timed_out_process_says_how_long_it_waited_for_a_processor():
     assert ran.timed_out and 0.0 <= ran.starved < 0.2  # sleeping is not waiting for a CPU
     assert _run_delay(os.getpid()) >= 0.0
     assert _run_delay(-1) == 0.0
+
+
+def test_a_caller_late_past_the_deadline_still_sees_the_child_finished(
+        tmp_path, make_shell_tool, monkeypatch, exit_watch):
+    """On a busy machine the calling thread may get a processor only after the deadline,
+    while the child finished in time: that is no timeout (discovery under load lost tools)."""
+    from types import SimpleNamespace
+
+    from ikigai_core import process
+
+    tool = make_shell_tool(tmp_path, "quick-tool", "echo done\n")
+    start = process._Run.start
+
+    def start_then_stall(run, data):
+        start(run, data)
+        os.waitid(os.P_PID, run.proc.pid, os.WEXITED | os.WNOWAIT)  # the child finishes...
+        late = time.monotonic() + 60  # ...while this thread waits a minute for a processor
+        monkeypatch.setattr(process, "time", SimpleNamespace(monotonic=lambda: late))
+
+    monkeypatch.setattr(process._Run, "start", start_then_stall)
+    result = run([tool], timeout=1.0)
+
+    assert not result.timed_out and (result.exit_code, result.stdout) == (0, b"done\n")
