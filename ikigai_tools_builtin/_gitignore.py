@@ -6,12 +6,12 @@ Not supported: ``.git/info/exclude`` and the global excludes file.
 from __future__ import annotations
 
 import os
-import re
 
 from ikigai_tools_builtin._posix import PatternError, glob_part, glob_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable
 
 Active = list  # of (Rules, cut, add): a path ``rel`` below the walk root is ``add + rel[cut:]``
@@ -52,6 +52,8 @@ class Rules:
 
 def _combine(regexes: list[str]) -> Callable[[str], re.Match | None]:
     """One ``fullmatch`` over the alternation of ``regexes``; group ``n`` is the ``n``-th."""
+    import re  # on first use: ripgrep's search from a repository's top loads no rules
+
     return re.compile("|".join(f"({regex})" for regex in regexes), re.DOTALL).fullmatch
 
 

@@ -13,7 +13,9 @@ matches invalid UTF-8 with them.
 
 from __future__ import annotations
 
-import re
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CLASSES = {
     "alpha": "a-zA-Z",
@@ -23,7 +25,7 @@ CLASSES = {
     "lower": "a-z",
     "space": " \\t\\r\\f\\v",
     "blank": " \\t",
-    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"),
+    "punct": r"""!"\#\$%\&'\(\)\*\+,\-\./:;<=>\?@\[\\\]\^_`\{\|\}\~""",  # re.escape()d
     "xdigit": "0-9A-Fa-f",
     "cntrl": "\\x00-\\x09\\x0b-\\x1f\\x7f",  # not the newline: matches stay within a line
     "print": "\\x20-\\x7e",
@@ -43,13 +45,23 @@ class Unsupported(PatternError):
     """A valid pattern that ripgrep cannot run (a back-reference): grep searches in Python."""
 
 
+def py_escape(text: str) -> str:
+    """``text`` as a literal in Python regex syntax: ``re.escape``, imported only here and where
+    a pattern is compiled, since glob's common patterns and grep's ripgrep path need no ``re``
+    (with ``enum``, a third of a tool's start)."""
+    import re
+
+    return re.escape(text)
+
+
 def rust_escape(text: str) -> str:
     """``text`` as a literal in Rust regex syntax, inside or outside brackets."""
     return "".join(c if c.isalnum() or not c.isascii() else f"\\x{{{ord(c):02x}}}" for c in text)
 
 
 def bracket(
-    pattern: str, start: int, negations: str = "^", outside: str = "\\n", escape=re.escape
+    pattern: str, start: int, negations: str = "^", outside: str = "\\n",
+    escape: Callable[[str], str] = py_escape,
 ) -> tuple[str, int]:
     """Translate the bracket expression opening at ``pattern[start] == "["``.
 
@@ -122,9 +134,9 @@ def glob_part(part: str, hidden_literal: bool = True) -> str:
             continue
         elif char == "\\" and i + 1 < len(part):
             i += 1
-            out.append(re.escape(part[i]))
+            out.append(py_escape(part[i]))
         else:
-            out.append(re.escape(char))
+            out.append(py_escape(char))
         i += 1
     regex = "".join(out)
     if hidden_literal and part[:1] in ("*", "?", "["):
@@ -152,6 +164,8 @@ def has_magic(part: str) -> bool:
 
 def unescape(part: str) -> str:
     """A wildcard-free glob component with its backslash escapes removed."""
+    import re
+
     return re.sub(r"\\(.)", r"\1", part)
 
 
@@ -165,12 +179,12 @@ def ere(pattern: str, rust: bool = False) -> str:
     """
     if "\n" in pattern:
         return "|".join(f"(?:{ere(line, rust)})" for line in pattern.split("\n"))
-    escape = rust_escape if rust else re.escape
+    escape = rust_escape if rust else py_escape
     outside = "\\n" if rust else "\\n" + NOT_UTF8
     out: list[str] = []
     groups: list[int] = []
     atom = -1  # index in ``out`` where the last atom starts; -1 when no atom precedes
-    quantified = False
+    quantified = boundary = False  # boundary: the last atom is \b, \< or \>
     i = 0
     while i < len(pattern):
         char = pattern[i]
@@ -183,19 +197,23 @@ def ere(pattern: str, rust: bool = False) -> str:
             end = i + 1
             if char == "{":
                 close = pattern.find("}", i)
+                import re
+
                 if close < 0 or not re.fullmatch(r"\d+(,\d*)?|,\d+", pattern[i + 1 : close]):
                     out.append(escape("{"))
                     atom, quantified = len(out) - 1, False
                     i += 1
                     continue
                 end = close + 1
+            if boundary:  # as Python's re says; ripgrep would take \b{2}
+                raise PatternError(f"nothing to repeat at position {i}")
             if quantified:
                 out[atom:] = ["(?:" + "".join(out[atom:]) + ")"]
             out.append(pattern[i:end].replace("{,", "{0,"))
             quantified = True
             i = end
             continue
-        quantified = False
+        quantified = boundary = False
         if char == "(":
             groups.append(len(out))
             out.append("(")
@@ -222,6 +240,9 @@ def ere(pattern: str, rust: bool = False) -> str:
             i += 1
             atom = len(out)
             out.append(_escape(pattern[i], rust))
+            boundary = pattern[i] in "b<>"
+            i += 1
+            continue
         else:
             atom = len(out)
             out.append(("." if rust else f"[^{outside}]") if char == "." else escape(char))
@@ -249,4 +270,4 @@ def _escape(char: str, rust: bool) -> str:
         return f"[^\\s{NOT_UTF8}]"
     if char in "wbd" or char.isdigit():
         return "\\" + char
-    return re.escape(char)
+    return py_escape(char)

@@ -7,10 +7,10 @@ one JSON object on stdout and exits 0, for success and for operation errors alik
 
 from __future__ import annotations
 
-import json
 import sys
 
 from ikigai_tools_builtin._budget import budget, dump, fit
+from ikigai_tools_builtin._jsonio import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def parse_args(raw: bytes, schema: dict) -> dict:
     if not raw.strip():
         raise InvalidInput("expected a JSON object on stdin, got nothing")
     try:
-        args = json.loads(raw)
+        args = loads(raw)
     except ValueError as exc:
         raise InvalidInput(f"invalid JSON on stdin: {exc}") from exc
     if not isinstance(args, dict):
@@ -63,7 +63,7 @@ def parse_args(raw: bytes, schema: dict) -> dict:
             not isinstance(value, _TYPES[kind]) or (kind != "boolean" and isinstance(value, bool))
         ):
             article = _ARTICLE.get(kind, f"a {kind}")
-            raise InvalidInput(f"field '{name}' must be {article}, got {json.dumps(value)[:40]}")
+            raise InvalidInput(f"field '{name}' must be {article}, got {dumps(value)[:40]}")
         checked[name] = value
     return checked
 
@@ -91,6 +91,8 @@ def run_tool(schema: dict, handle: Callable[[dict], dict]) -> NoReturn:
     name = schema["name"]
     argv = sys.argv[1:]
     if argv == ["--schema"]:
+        import json  # pretty for people; discovery asks once and keeps the answer
+
         sys.stdout.write(json.dumps(schema, indent=2) + "\n")
         sys.exit(0)
     if argv in (["--help"], ["-h"]):

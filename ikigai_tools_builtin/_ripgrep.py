@@ -19,7 +19,6 @@ and joining them waits for the end.
 from __future__ import annotations
 
 import os
-import re
 import time
 
 from ikigai_tools_builtin._budget import Escaped, dump, escaped
@@ -39,7 +38,7 @@ SEARCH = (
     "--debug", "--color=never", "--no-mmap", "--encoding=none", "--line-number",
     "--with-filename", "--null", "--heading", "--field-match-separator=: ",
 )
-BINARY = rb"(?m)^rg: DEBUG\|[^|]*\|[^ ]* ignoring (.*): found binary data at offset (\d+)$"
+BINARY = b": found binary data at offset "  # ends rg's log line "rg: DEBUG|…: ignoring PATH…"
 BINARY_PROBE = 8192  # grep-tool's rule: a NUL byte within this many bytes makes a file binary
 CHUNK = 1 << 20
 PAUSE = 0.001  # seconds between reads of rg's output: one wake-up per pause, not per write
@@ -87,10 +86,24 @@ def search(rg: str, flags: tuple[str, ...], regex: str, base: str,
     log = _stream(rg, [*flags, *SEARCH, "--regexp", regex, "--", base], found.feed)
     if log is None or not found.feed(b"\n"):  # the newline that ends the last file's lines
         return None
-    for raw, offset in re.findall(BINARY, log):
-        if int(offset) >= BINARY_PROBE and not found.again(raw, again):
+    for raw, offset in _binary(log):
+        if offset >= BINARY_PROBE and not found.again(raw, again):
             return None
     return found.output(), found.count
+
+
+def _binary(log: bytes) -> Iterator[tuple[bytes, int]]:
+    """``(path, offset of its first NUL)`` of each file ``rg --debug`` skipped as binary.
+
+    The line is ``rg: DEBUG|<module>|<source location>: ignoring <path>: found binary data
+    at offset <n>``; the location holds no space. (Parsed without ``re``: see ``_posix``.)
+    """
+    for line in log.split(b"\n"):
+        head, found, offset = line.rpartition(BINARY)
+        if found and offset.isdigit() and head.startswith(b"rg: DEBUG|") and head.count(b"|") >= 2:
+            location, ignoring, raw = head.split(b"|", 2)[2].partition(b" ignoring ")
+            if ignoring and b" " not in location:
+                yield raw, int(offset)
 
 
 def files(rg: str, flags: tuple[str, ...], base: str,
@@ -203,42 +216,71 @@ def _stream(rg: str, args: list[str], feed: Callable[[bytes], object]) -> bytes 
     """Run ``rg args``, giving ``feed`` its output as it comes; what it logged on stderr.
 
     ``None`` if it could not start, failed without output, or ``feed`` returned ``False``
-    (stop): ``rg`` is then killed at once. The log goes to a scratch file: ``rg`` writes it a
-    line at a time, and waking up for each line cost more than the search of a rare word.
+    (stop): ``rg`` is then killed at once. Both pipes are widened (:func:`_pipe`) and read
+    at most once per pause: ``rg`` writes its log a line at a time, and waking up for each
+    line, or ``rg`` waiting on a full pipe, cost more than the search of a rare word.
     """
-    log = _scratch()
+    import select
+
+    out, out_end = _pipe()  # read ends, write ends
+    log, log_end = _pipe()
+    try:
+        pid = _spawn([rg, *args], out_end, log_end)
+    finally:
+        os.close(out_end)
+        os.close(log_end)
+    if pid is None:
+        os.close(out)
+        os.close(log)
+        return None
+    logged = bytearray()
+    poller = select.poll()
+    for fd in (out, log):
+        poller.register(fd, select.POLLIN)
+    open_fds = 2
+    fed = stopped = False
+    try:
+        while open_fds and not stopped:
+            full = False
+            for fd, _ in poller.poll():
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    poller.unregister(fd)
+                    open_fds -= 1
+                elif fd == log:
+                    logged += chunk
+                else:
+                    fed = True
+                    stopped = feed(chunk) is False
+                    full = len(chunk) == CHUNK
+            if not full:
+                time.sleep(PAUSE)
+    except BaseException:
+        stopped = True  # rg may be blocked on a full pipe: never wait for it
+        raise
+    finally:
+        if stopped:
+            import signal
+
+            os.kill(pid, signal.SIGKILL)
+        status = os.waitpid(pid, 0)[1]
+        os.close(out)
+        os.close(log)
+    if stopped or (os.waitstatus_to_exitcode(status) not in (0, 1) and not fed):
+        return None
+    return bytes(logged)
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe that holds 1 MiB where Linux allows (64 KiB is its default)."""
     reader, writer = os.pipe()
     try:
-        try:
-            pid = _spawn([rg, *args], writer, log)
-        finally:
-            os.close(writer)
-        if pid is None:
-            return None
-        fed = stopped = False
-        try:
-            while chunk := os.read(reader, CHUNK):
-                fed = True
-                if feed(chunk) is False:
-                    stopped = True
-                    break
-                if len(chunk) < CHUNK:
-                    time.sleep(PAUSE)
-        except BaseException:
-            stopped = True  # rg may be blocked on the full pipe: never wait for it
-            raise
-        finally:
-            if stopped:
-                import signal
+        import fcntl
 
-                os.kill(pid, signal.SIGKILL)
-            status = os.waitpid(pid, 0)[1]
-        if stopped or (os.waitstatus_to_exitcode(status) not in (0, 1) and not fed):
-            return None
-        return _contents(log)
-    finally:
-        os.close(log)
-        os.close(reader)
+        fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, CHUNK)
+    except (ImportError, AttributeError, OSError):  # not Linux, or over the user's pipe quota
+        pass
+    return reader, writer
 
 
 def _spawn(argv: list[str], out: int, log: int) -> int | None:
@@ -253,21 +295,3 @@ def _spawn(argv: list[str], out: int, log: int) -> int | None:
         return None
     finally:
         os.close(null)
-
-
-def _scratch() -> int:
-    """A descriptor of a new, nameless file (in memory on Linux)."""
-    if hasattr(os, "memfd_create"):
-        return os.memfd_create("rg", os.MFD_CLOEXEC)
-    import tempfile
-
-    fd, name = tempfile.mkstemp()
-    os.unlink(name)
-    return fd
-
-
-def _contents(fd: int) -> bytes:
-    """Everything in the scratch file ``fd``."""
-    os.lseek(fd, 0, os.SEEK_SET)
-    with open(fd, "rb", closefd=False) as file:
-        return file.read()

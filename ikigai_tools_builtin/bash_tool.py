@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import time
+
+# The constants straight from the C module: ``signal`` wraps them in enums, and importing
+# ``enum`` was a sixth of this tool's start.
+from _signal import SIGPIPE, SIGXFSZ
 
 from ikigai_tools_builtin._budget import Capture, Text, budget
 from ikigai_tools_builtin._protocol import run_tool
@@ -70,7 +73,7 @@ def _run(command: str, capture: Capture) -> int:
                 (os.POSIX_SPAWN_DUP2, write_end, 2),
                 (os.POSIX_SPAWN_CLOSE, read_end),
             ],
-            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ),  # Python ignores them; commands must not
+            setsigdef=(SIGPIPE, SIGXFSZ),  # Python ignores them; commands must not
         )
     finally:
         os.close(write_end)

@@ -10,7 +10,6 @@ and ``truncated.total_bytes`` still count every file. Wildcards never match a le
 from __future__ import annotations
 
 import os
-import re
 from operator import methodcaller
 
 from ikigai_tools_builtin._budget import Ends, budget
@@ -77,19 +76,37 @@ def handle(args: dict) -> dict:
 
 
 class Name:
-    """A component with wildcards: ``match(name)``, and ``suffix`` when it is ``*<plain text>``."""
+    """A component with wildcards: :meth:`matcher`, and ``suffix`` when it is ``*<plain text>``."""
 
-    __slots__ = ("match", "suffix")
+    __slots__ = ("part", "suffix", "_match")
 
     def __init__(self, part: str) -> None:
-        self.match = re.compile(glob_part(part)).fullmatch
+        self.part = part
         plain = part[1:]
         simple = part.startswith("*") and plain and not has_magic(plain) and "\\" not in plain
         self.suffix = plain if simple else None
+        # A plain suffix cannot be invalid: its regex (and ``re``) waits until one is needed.
+        self._match = None if simple else _compiled(part)
+
+    def matcher(self) -> Callable[[str], object]:
+        """Whether a name matches the component."""
+        if self._match is None:
+            self._match = _compiled(self.part)
+        return self._match
 
     def visible_match(self) -> Callable[[str], object]:
-        """A faster ``match`` that may accept hidden names: the caller skips those itself."""
-        return self.match if self.suffix is None else methodcaller("endswith", self.suffix)
+        """A faster :meth:`matcher` that may accept hidden names: the caller skips those."""
+        return self.matcher() if self.suffix is None else methodcaller("endswith", self.suffix)
+
+
+def _compiled(part: str) -> Callable[[str], object]:
+    """The full match of the name pattern ``part``.
+
+    :raises PatternError: an unterminated bracket.
+    """
+    import re
+
+    return re.compile(glob_part(part)).fullmatch
 
 
 def _compile(pattern: str) -> list[Part]:
@@ -178,8 +195,9 @@ def _step(
         elif os.path.isfile(path):
             found.append(path)
     else:
+        match = part.matcher()
         for entry in entries(directory) if listing is None else listing:
-            if not part.match(entry.name):
+            if not match(entry.name):
                 continue
             if last:
                 if is_file(entry):

@@ -15,15 +15,17 @@ at the start and at the end of the list are searched, until each end holds the b
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Iterator
 
 from ikigai_tools_builtin import _ripgrep
 from ikigai_tools_builtin._budget import Escaped, Lines, Text, budget, joined
 from ikigai_tools_builtin._gitignore import Active, Rules, ancestors, ignored
-from ikigai_tools_builtin._posix import PatternError, Unsupported, ere, glob_part, glob_path
+from ikigai_tools_builtin._posix import PatternError, ere, glob_part, glob_path
 from ikigai_tools_builtin._protocol import run_tool
 from ikigai_tools_builtin._walk import entries, join
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 SCHEMA = {
     "name": "grep",
@@ -50,37 +52,54 @@ BINARY_PROBE = 8192
 
 def handle(args: dict) -> dict:
     """Search ``args["path"]`` (default: the current directory) for ``args["pattern"]``."""
-    try:
-        search = re.compile(ere(args["pattern"]), re.MULTILINE).search
-    except (PatternError, re.error) as exc:
-        return {"error": f"Invalid pattern: {exc}", "error_code": "INVALID_PATTERN"}
+    pattern = args["pattern"]
     wanted = _file_filter(args.get("glob") or "")
     base = args.get("path") or "."  # seed 001: an empty path is the current directory
     limit = budget()
-    if not os.path.isdir(base):
-        return _result([base] if os.path.isfile(base) else [], search, limit)
-    rg = _ripgrep.binary()
+    rg = _ripgrep.binary() if os.path.isdir(base) else None
     flags = _ripgrep.rules(base) if rg is not None else None
     if rg is not None and flags is not None:
-        found = _fast(rg, flags, args["pattern"], base, wanted, limit, search)
+        found = _fast(rg, flags, pattern, base, wanted, limit)
         if found is not None:
             return {"output": found[0], "count": found[1]}
+    try:
+        search = _compiled(pattern)
+    except PatternError as exc:
+        return {"error": f"Invalid pattern: {exc}", "error_code": "INVALID_PATTERN"}
+    if not os.path.isdir(base):
+        return _result([base] if os.path.isfile(base) else [], search, limit)
+    if rg is not None and flags is not None:
         listed = _ripgrep.files(rg, flags, base, wanted)  # for Python to search, or its ends
         if listed is not None:
             return _result(listed, search, limit)
     return _result(sorted(_walk(base, wanted)), search, limit)
 
 
+def _compiled(pattern: str) -> Callable:
+    """The Python engine's search for ``pattern``. ``re`` is imported here, not at start-up:
+    ripgrep's path needs none (and an invalid pattern, which ripgrep refuses, comes here).
+
+    :raises PatternError: the pattern is invalid; the message says why.
+    """
+    import re
+
+    try:
+        return re.compile(ere(pattern), re.MULTILINE).search
+    except re.error as exc:
+        raise PatternError(str(exc)) from exc
+
+
 def _fast(rg: str, flags: tuple[str, ...], pattern: str, base: str,
-          wanted: Callable[[str, str], bool] | None, limit: int | None,
-          search: Callable) -> tuple[Escaped, int] | None:
-    """Every output line, found by ripgrep; ``None`` when Python must search (see ``_ripgrep``)."""
+          wanted: Callable[[str, str], bool] | None,
+          limit: int | None) -> tuple[Escaped, int] | None:
+    """Every output line, found by ripgrep; ``None`` when Python must search (see ``_ripgrep``),
+    or say what is wrong with the pattern."""
     try:
         regex = ere(pattern, rust=True)
-    except Unsupported:
+        return _ripgrep.search(rg, flags, regex, base, wanted, limit,
+                               lambda path: _lines(path, _compiled(pattern)))
+    except PatternError:  # Unsupported, or invalid
         return None
-    return _ripgrep.search(rg, flags, regex, base, wanted, limit,
-                           lambda path: _lines(path, search))
 
 
 def _result(files: list[str], search: Callable, limit: int | None) -> dict:
@@ -121,6 +140,8 @@ def _file_filter(pattern: str) -> Callable[[str, str], bool] | None:
     """
     if not pattern:
         return None
+    import re
+
     try:
         if "/" in pattern:
             match = re.compile(glob_path(pattern.lstrip("/"))).fullmatch

@@ -245,8 +245,11 @@ def test_invalid_regex(run_tool, tmp_path, pattern, reason):
     }
 
 
-def test_invalid_regex_reported_by_python(run_tool, tmp_path):
-    result = grep(run_tool, tmp_path, "a{3,1}")
+@pytest.mark.parametrize("pattern", ["a{3,1}", "\\b{2}", "x\\<*"])
+def test_invalid_regex_reported_by_python(run_tool, tmp_path, pattern):
+    """Invalid to Python's re: an error, also where ripgrep would take the pattern."""
+    write(tmp_path, "f", "xx b\n")
+    result = grep(run_tool, tmp_path, pattern)
     assert result["error_code"] == "INVALID_PATTERN"
     assert result["error"].startswith("Invalid pattern: ")
 
