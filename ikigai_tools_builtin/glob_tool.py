@@ -145,7 +145,7 @@ def _expand(start: str, parts: list[Part], found: list[str] | Ends) -> None:
         if parts[index] is not ANY_DEPTH:
             _step(directory, index, parts, None, found, pending)
         elif index + 2 == len(parts) and isinstance(parts[-1], Name):
-            _files_here_and_below(directory, index, parts[-1].visible_match(), found, pending)
+            _files_below(directory, index, parts[-1].visible_match(), found, seen)
         else:
             listing = entries(directory)
             _step(directory, index + 1, parts, listing, found, pending)
@@ -154,26 +154,37 @@ def _expand(start: str, parts: list[Part], found: list[str] | Ends) -> None:
                     pending.append((join(directory, entry.name), index))
 
 
-def _files_here_and_below(
-    directory: str,
+def _files_below(
+    start: str,
     index: int,
     match: Callable[[str], object],
     found: list[str] | Ends,
-    pending: list[tuple[str, int]],
+    seen: set[tuple[str, int]] | None,
 ) -> None:
-    """``**/<name pattern>`` in one pass over ``directory`` (the common case, kept fast)."""
-    prefix = join(directory, "")
-    try:
-        with os.scandir(directory or ".") as scan:
-            for entry in scan:
-                name = entry.name
-                if match(name) and (entry.is_file(follow_symlinks=False) or is_file(entry)):
-                    if name[0] != ".":
+    """``**/<name pattern>``: the matching files in ``start`` and every directory below it, in
+    one loop (the common case, kept fast). Directories already in ``seen`` at ``index`` are
+    not entered again."""
+    pending = [start]
+    while pending:
+        directory = pending.pop()
+        prefix = join(directory, "")
+        try:
+            with os.scandir(directory or ".") as scan:
+                for entry in scan:
+                    name = entry.name
+                    if name[0] == ".":
+                        continue
+                    if match(name) and (entry.is_file(follow_symlinks=False) or is_file(entry)):
                         found.append(prefix + name)
-                elif entry.is_dir(follow_symlinks=False) and name[0] != ".":
-                    pending.append((prefix + name, index))
-    except OSError:
-        return
+                    elif entry.is_dir(follow_symlinks=False):
+                        path = prefix + name
+                        if seen is not None:
+                            if (path, index) in seen:
+                                continue
+                            seen.add((path, index))
+                        pending.append(path)
+        except OSError:
+            continue
 
 
 def _step(
