@@ -76,8 +76,9 @@ def search(rg: str, flags: tuple[str, ...], regex: str, base: str,
            again: Callable[[str], Iterator[str]]) -> tuple[Escaped, int] | None:
     """``(output, line count)``: the sorted ``path:LINE: text`` lines ``rg`` finds below ``base``.
 
-    ``flags`` come from :func:`rules`. ``again(path)`` gives the lines of a file ripgrep took
-    for binary but grep-tool does not.
+    ``flags`` come from :func:`rules`. A file ripgrep took for binary but grep-tool does not
+    (its first NUL is past 8 KiB) is searched again as text by ``rg --text``, or, where that
+    prints a line holding a NUL, by ``again(path)``, which gives its lines.
     ``None`` when ``rg`` could not run or failed without output (the caller searches in
     Python), or when the output exceeds ``limit`` bytes (``rg`` is stopped at once: the caller
     then collects the head and the tail of the sorted output itself).
@@ -86,10 +87,29 @@ def search(rg: str, flags: tuple[str, ...], regex: str, base: str,
     log = _stream(rg, [*flags, *SEARCH, "--regexp", regex, "--", base], found.feed)
     if log is None or not found.feed(b"\n"):  # the newline that ends the last file's lines
         return None
-    for raw, offset in _binary(log):
-        if offset >= BINARY_PROBE and not found.again(raw, again):
+    late = [os.fsdecode(raw) for raw, offset in _binary(log) if offset >= BINARY_PROBE]
+    as_text = _as_text(rg, regex, base, late) if late else {}
+    for path in late:
+        if not found.wants(path):
+            continue
+        if as_text is not None:
+            text, count = as_text.get(path, (b"", 0))
+        else:
+            lines = list(again(path))
+            text, count = dump("\n".join(lines))[1:-1] if lines else b"", len(lines)
+        if not found.replace(path, text, count):
             return None
     return found.output(), found.count
+
+
+def _as_text(rg: str, regex: str, base: str,
+             paths: list[str]) -> dict[str, tuple[bytes, int]] | None:
+    """``{path: (its lines, how many)}`` for ``paths`` searched as text by ``rg --text``;
+    ``None`` when ``rg`` failed or printed a line holding a NUL (Python must spell it)."""
+    searched = Found(base, None, None)
+    log = _stream(rg, ["--no-config", "--text", *SEARCH, "--regexp", regex, "--", *paths],
+                  searched.feed)
+    return searched.files if log is not None and searched.feed(b"\n") else None
 
 
 def _binary(log: bytes) -> Iterator[tuple[bytes, int]]:
@@ -185,19 +205,17 @@ class Found:
         self.size += size
         return self._within(len(self.rest))
 
-    def again(self, raw: bytes, lines: Callable[[str], Iterator[str]]) -> bool:
-        """Set the lines of the file named ``raw`` to ``lines(path)``: False past the limit."""
-        path = os.fsdecode(raw)
-        if self.wanted is None or self.wanted(os.path.basename(path), path[self.cut:]):
-            old, old_count = self.files.pop(path, (b"", 0))
-            self.count -= old_count
-            self.size -= len(old) + 2 * bool(old_count)
-            found = list(lines(path))
-            if found:
-                text = dump("\n".join(found))[1:-1]
-                self.files[path] = text, len(found)
-                self.count += len(found)
-                self.size += len(text) + 2
+    def wants(self, path: str) -> bool:
+        """Whether ``path`` passes the glob filter."""
+        return self.wanted is None or bool(self.wanted(os.path.basename(path), path[self.cut:]))
+
+    def replace(self, path: str, text: bytes, count: int) -> bool:
+        """Make ``text`` (``count`` lines, escaped) the lines of ``path``: False past the limit."""
+        old, old_count = self.files.pop(path, (b"", 0))
+        if count:
+            self.files[path] = text, count
+        self.count += count - old_count
+        self.size += len(text) + 2 * bool(count) - len(old) - 2 * bool(old_count)
         return self._within()
 
     def _within(self, pending: int = 0) -> bool:

@@ -230,3 +230,18 @@ def test_a_failure_while_reading_kills_ripgrep(tmp_path):
 
     with pytest.raises(MemoryError):
         _ripgrep._stream(_ripgrep.binary(), ["-n", "needle", "--", str(tmp_path)], fail)
+
+
+@pytest.mark.parametrize("pattern, python", [("needle", False), ("needle|^.$", True)])
+def test_a_late_nul_file_is_searched_again_by_ripgrep(monkeypatch, tmp_path, pattern, python):
+    """ripgrep stops at a NUL that grep-tool reads as text (past 8 KiB): ``rg --text`` searches
+    that file again, unless a line it prints holds a NUL (the second pattern's ``^.$``)."""
+    (tmp_path / "late").write_bytes(b"needle\n" + b"y\n" * 50000 + b"\x00\nneedle late\n")
+    monkeypatch.chdir(tmp_path)
+    compiled = []
+    real = grep_tool._compiled
+    monkeypatch.setattr(grep_tool, "_compiled",
+                        lambda pattern: compiled.append(pattern) or real(pattern))
+    found = grep_tool._fast(_ripgrep.binary(), _ripgrep.rules("."), pattern, ".", None, None)
+    assert found is not None and found[0].text().splitlines()[-1] == "./late:50003: needle late"
+    assert bool(compiled) == python
