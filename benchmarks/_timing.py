@@ -74,14 +74,15 @@ def report(title: str, medians: dict[str, tuple[float, float]], target: float) -
 
 
 def instructions(argv: Sequence[str], env: Mapping[str, str] | None = None,
-                 cwd: str | None = None) -> int | None:
-    """Instructions ``argv`` executes, counted by valgrind's callgrind (``None`` without
-    valgrind). Unlike time, the count does not depend on what else the machine is doing,
-    so its ratios hold on a busy machine; it leaves out waiting and the cache's misses."""
+                 cwd: str | None = None, stdin: bytes = b"") -> int | None:
+    """Instructions ``argv`` executes (reading ``stdin``), counted by valgrind's callgrind
+    (``None`` without valgrind); the processes it starts are not counted. Unlike time, the
+    count does not depend on what else the machine is doing, so its ratios hold on a busy
+    machine; it leaves out waiting and the cache's misses."""
     if shutil.which("valgrind") is None:
         return None
     ran = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                          *argv], env=env, cwd=cwd, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, text=True)
-    found = re.search(r"Collected : (\d+)", ran.stderr)
+                          *argv], env=env, cwd=cwd, input=stdin, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    found = re.search(rb"Collected : (\d+)", ran.stderr)
     return int(found.group(1)) if found else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from ikigai_core.attachments import Attachment
     from ikigai_core.config import Settings
     from ikigai_core.conversation import (
         AssistantMessage,
@@ -26,17 +27,17 @@ if TYPE_CHECKING:
         Usage,
         UserMessage,
     )
+    from ikigai_core.decision import CallDecision
     from ikigai_core.discovery import DirectorySource
     from ikigai_core.errors import IkigaiError, ProviderError
     from ikigai_core.lifecycle import (
         CallContext,
-        CallDecision,
         CallRecord,
         ProcessSpec,
         ToolCallRequest,
         ToolRunner,
     )
-    from ikigai_core.outcome import Attachment, ToolOutcome
+    from ikigai_core.outcome import ToolOutcome
     from ikigai_core.provider_hook import provider_hook
     from ikigai_core.providers import Provider, ProviderRequest, ToolFit
     from ikigai_core.sse import ServerSentEvent
@@ -57,9 +58,11 @@ _LAZY = {
                      "ToolResultsMessage", "Usage", "UserMessage"), "ikigai_core.conversation"),
     "DirectorySource": "ikigai_core.discovery",
     **dict.fromkeys(("IkigaiError", "ProviderError"), "ikigai_core.errors"),
-    **dict.fromkeys(("CallContext", "CallDecision", "CallRecord", "ProcessSpec",
-                     "ToolCallRequest", "ToolRunner"), "ikigai_core.lifecycle"),
-    **dict.fromkeys(("Attachment", "ToolOutcome"), "ikigai_core.outcome"),
+    "CallDecision": "ikigai_core.decision",
+    **dict.fromkeys(("CallContext", "CallRecord", "ProcessSpec", "ToolCallRequest",
+                     "ToolRunner"), "ikigai_core.lifecycle"),
+    "Attachment": "ikigai_core.attachments",
+    "ToolOutcome": "ikigai_core.outcome",
     "provider_hook": "ikigai_core.provider_hook",
     **dict.fromkeys(("Provider", "ProviderRequest", "ToolFit"), "ikigai_core.providers"),
     "ServerSentEvent": "ikigai_core.sse",

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.attachments import within_limit
 from ikigai_core.conversation import (
     AssistantMessage,
     Conversation,
@@ -22,7 +23,6 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError
-from ikigai_core.outcome import within_limit
 from ikigai_core.process import terminate_until
 from ikigai_core.skills import LOAD_SKILL
 from ikigai_core.toolset import Toolset

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ikigai_core.outcome import Attachment
+    from ikigai_core.attachments import Attachment
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,11 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ikigai_core.hookcall import Notifier, culprit, one_line
-from ikigai_core.lifecycle import (
-    CallContext,
-    CallDecision,
-    CallRecord,
-    ProcessSpec,
-    ToolCallRequest,
-)
+from ikigai_core.lifecycle import CallContext, CallRecord, ProcessSpec, ToolCallRequest
 from ikigai_core.outcome import (
     INVALID_OUTPUT,
     INVALID_PARAMS,
@@ -48,6 +41,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from ikigai_core.config import Settings
+    from ikigai_core.decision import CallDecision
     from ikigai_core.notices import Notices
     from ikigai_core.tools import Tool
 
@@ -268,9 +262,9 @@ def _cap_tail(data: bytes) -> str:
     return "[... earlier bytes cut ...]\n" + data[-OUTPUT_CAP:].decode("utf-8", errors="replace")
 
 
-@dataclass(frozen=True)
-class CallResult:
-    """A finished call: what happened, and the envelope the model receives."""
+class CallResult(NamedTuple):
+    """A finished call: what happened, and the envelope the model receives (a named tuple:
+    a tenth of a dataclass's cost to define, paid by every ``tool run``)."""
 
     outcome: ToolOutcome
     envelope: dict[str, Any]
@@ -349,18 +343,24 @@ class ToolExecutor:
         return outcome, arguments
 
     def _decide(self, request: ToolCallRequest) -> CallDecision | None:
-        """Every plugin's say on ``request``: a deny wins, then the first replace."""
+        """Every plugin's say on ``request``: a deny wins, then the first replace.
+
+        :class:`CallDecision` is imported only when a plugin answered or failed: in a call no
+        plugin judges (every ``ikigai tool run``) its dataclass is never defined."""
         try:
             answers = self.pm.hook.ikigai_before_tool_call(request=request)
         except Exception as exc:  # fail closed: a broken gatekeeper lets nothing through
             plugin = culprit(self.pm.hook.ikigai_before_tool_call, exc) or "a plugin"
             self.notices.report(f"plugin '{plugin}' failed in ikigai_before_tool_call: "
                                 f"{one_line(exc)}; the call was denied", plugin=plugin)
-            return CallDecision.deny(f"plugin '{plugin}' failed while checking the call")
+            return _deny(f"plugin '{plugin}' failed while checking the call")
+        if not answers:
+            return None
+        from ikigai_core.decision import CallDecision
+
         decisions = [a for a in answers if isinstance(a, CallDecision)]
         if len(decisions) < len(answers):
-            return CallDecision.deny("a plugin answered with something other than a "
-                                     "CallDecision")
+            return _deny("a plugin answered with something other than a CallDecision")
         for action in ("deny", "replace"):
             for decision in decisions:
                 if decision.action == action:
@@ -370,6 +370,12 @@ class ToolExecutor:
     def prepare_process(self, spec: ProcessSpec) -> None:
         """Let the ``ikigai_tool_process`` plugins change ``spec`` before it starts."""
         self._process(spec=spec, context=self.context)
+
+
+def _deny(reason: str) -> CallDecision:
+    from ikigai_core.decision import CallDecision
+
+    return CallDecision.deny(reason)
 
 
 def _not_found_message(name: str, registry: Mapping[str, Tool]) -> str:

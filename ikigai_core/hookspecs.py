@@ -14,13 +14,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
-    from ikigai_core.lifecycle import (
-        CallContext,
-        CallDecision,
-        CallRecord,
-        ProcessSpec,
-        ToolCallRequest,
-    )
+    from ikigai_core.decision import CallDecision
+    from ikigai_core.lifecycle import CallContext, CallRecord, ProcessSpec, ToolCallRequest
     from ikigai_core.notices import Notices
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.providers import Provider

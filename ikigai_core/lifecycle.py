@@ -1,4 +1,5 @@
-"""What the tool-call lifecycle hooks receive and answer.
+"""What the tool-call lifecycle hooks receive (their answer, :class:`CallDecision`, is in
+:mod:`ikigai_core.decision`).
 
 One call goes: look up the tool, validate the arguments, ``ikigai_before_tool_call``
 (allow, deny, or replace the arguments), run it (a fresh process, after
@@ -59,35 +60,6 @@ class ToolCallRequest:
     arguments: Mapping[str, Any]
     context: CallContext
     call_id: str | None = None
-
-
-@dataclass(frozen=True)
-class CallDecision:
-    """A plugin's answer to ``ikigai_before_tool_call``. Build one with the class methods.
-
-    :param action: ``allow``, ``deny`` or ``replace``.
-    :param reason: why (shown to the model on ``deny``, and recorded).
-    :param arguments: the new arguments on ``replace`` (validated again before the call).
-    """
-
-    action: str
-    reason: str = ""
-    arguments: Mapping[str, Any] | None = None
-
-    @classmethod
-    def allow(cls, reason: str = "") -> CallDecision:
-        """Let the call run (the same as answering ``None``, but recorded with a reason)."""
-        return cls("allow", reason)
-
-    @classmethod
-    def deny(cls, reason: str) -> CallDecision:
-        """Stop the call: no process starts, the model gets ``TOOL_DENIED`` and ``reason``."""
-        return cls("deny", reason)
-
-    @classmethod
-    def replace(cls, arguments: Mapping[str, Any], reason: str = "") -> CallDecision:
-        """Run the call with ``arguments`` instead of the model's."""
-        return cls("replace", reason, dict(arguments))
 
 
 @dataclass(frozen=True)

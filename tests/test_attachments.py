@@ -10,8 +10,8 @@ from ikigai_provider_anthropic.serializer import AnthropicSerializer
 from ikigai_core import Attachment, ToolCandidate, ToolOutcome, ToolScan, hookimpl
 from ikigai_core.agent import Agent
 from ikigai_core.app import App
+from ikigai_core.attachments import MAX_ATTACHMENT_BYTES, within_limit
 from ikigai_core.conversation import Conversation
-from ikigai_core.outcome import MAX_ATTACHMENT_BYTES, within_limit
 from tests.support.replies import REPLIES
 
 BIG = Attachment("image/png", b"\x89PNG" + b"0" * (MAX_ATTACHMENT_BYTES - 1004))

@@ -53,10 +53,11 @@ def test_without_mcp_json_the_mcp_plugin_imports_nothing(tools_home, tmp_path):
 def test_warm_tool_run_imports_no_provider(tools_home, tmp_path):
     """`ikigai tool run` talks to no model: once the provider key variables (kept from the
     tool) are cached, it imports no provider serializer (each imports ``providers``), nor
-    the conversation types (issue 14)."""
+    the conversation types; and a call that no plugin judges and that carries no image
+    defines neither ``CallDecision`` nor ``Attachment`` (issue 14)."""
     args = ["tool", "run", "bash", '{"command": "true"}']
     watched = ["ikigai_core.providers", "ikigai_core.conversation", "ikigai_core.wire",
-               "jsonschema", "httpx"]
+               "ikigai_core.decision", "ikigai_core.attachments", "jsonschema", "httpx"]
     cold = heavy_imports(args, env=os.environ, cwd=str(tmp_path), watched=watched)
     assert "ikigai_core.providers" in cold  # the first run asked the providers
     warm = heavy_imports(args, env=os.environ, cwd=str(tmp_path), watched=watched)

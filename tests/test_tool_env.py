@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from fnmatch import fnmatchcase
 
 import pytest
 
@@ -44,6 +45,15 @@ def test_bash_env_shows_no_key():
     result = invoke("tool", "run", "bash", '{"command": "env"}')
     assert result.exit_code == 0 and "PATH=" in result.stdout
     assert SECRET not in result.stdout
+
+
+@pytest.mark.parametrize("pattern", ["OPENAI_API_KEY", "*", "AWS_*", "LC_?", "[AB]_KEY", "A.B",
+                                     "A+B", "", "openai_api_key"])
+@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "AWS_TOKEN", "LC_X", "A_KEY", "A.B", "AxB",
+                                  "A+B", "", "A\nB"])
+def test_a_glob_matches_as_fnmatch_says(pattern, name):
+    """Names without a wildcard are compared directly: the same answers, no regex."""
+    assert tool_env._matches(name, [pattern]) == fnmatchcase(name, pattern)
 
 
 @pytest.mark.parametrize(("policy", "kept"), [

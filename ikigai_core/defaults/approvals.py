@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ikigai_core import hookimpl
 
 if TYPE_CHECKING:  # the rules and the lifecycle types load when a call is judged
-    from ikigai_core.lifecycle import CallContext, CallDecision, ToolCallRequest
+    from ikigai_core.decision import CallDecision
+    from ikigai_core.lifecycle import CallContext, ToolCallRequest
     from ikigai_core.permissions import Condition, Rule
 
 READ_ONLY_BUILTINS = ("file_read", "glob", "grep", "load_skill")
@@ -97,7 +98,7 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
     """Allow, ask about, or deny one model-made call, and record the decision."""
     if request.call_id is None:
         return None
-    from ikigai_core.lifecycle import CallDecision
+    from ikigai_core.decision import CallDecision
     from ikigai_core.permissions import deciding_rule
 
     tool, arguments, context = request.tool, request.arguments, request.context

@@ -39,6 +39,7 @@ CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "LANG", "LA
 """What ``inherit: core`` keeps: enough for a shell and a locale."""
 
 ALWAYS_KEPT = ("IKIGAI_MAX_OUTPUT_BYTES",)
+_WILDCARDS = frozenset("*?[")
 INHERIT = ("all", "core", "none")
 
 
@@ -63,7 +64,11 @@ def filter_env(env: Mapping[str, str], policy: Mapping[str, Any],
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatchcase(name, pattern) for pattern in patterns)
+    """Whether ``name`` matches one of the globs. One without a wildcard is compared as it
+    is, and ``*`` matches all: fnmatch would compile a regular expression for each (a key
+    variable's name, the default ``inherit``), 1 % of a ``tool run``."""
+    return any(name == pattern if _WILDCARDS.isdisjoint(pattern)
+               else pattern == "*" or fnmatchcase(name, pattern) for pattern in patterns)
 
 
 def _read(policy: Mapping[str, Any]) -> tuple[str, list[str], list[str]]:

@@ -1,0 +1,49 @@
+"""What a tool may carry beside its result (an image) for providers that take binary
+content natively. A module of its own: a call without attachments (every ``ikigai tool
+run``) never defines the dataclass, which costs about 1 ms of start-up on Python 3.11."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024 * 3 // 4
+"""The most binary content one call carries to the model, decoded: 3.75 MiB, whose base64
+(5 MiB) fits Anthropic's limit for one image. Attachments past it are dropped in order;
+the envelope's text still says what they were."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Binary content a tool returned beside its JSON result (an image), never inside it.
+
+    A provider whose API takes it in a tool result sends it there in its own form
+    (Anthropic's image blocks, Gemini's ``inlineData``); the envelope's text (which
+    every provider, the session log and ``ask --json`` see) says what it was, with its
+    type and size, so nothing goes to the model as base64 text.
+
+    :param mime_type: the content's IANA media type (``image/png``).
+    :param data: the content, decoded.
+    """
+
+    mime_type: str
+    data: bytes
+
+    @property
+    def base64(self) -> str:
+        """:attr:`data` as base64 text, as the providers' JSON carries it."""
+        import base64
+
+        return base64.b64encode(self.data).decode("ascii")
+
+
+def within_limit(attachments: Iterable[Attachment],
+                 limit: int = MAX_ATTACHMENT_BYTES) -> tuple[Attachment, ...]:
+    """The ``attachments``, in order, as long as their sizes add up to at most ``limit``."""
+    kept: list[Attachment] = []
+    for attachment in attachments:
+        limit -= len(attachment.data)
+        if limit < 0:
+            break
+        kept.append(attachment)
+    return tuple(kept)
