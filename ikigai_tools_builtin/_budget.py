@@ -368,12 +368,24 @@ class Ends:
             while self.high_bytes - _size(high[0]) >= self.limit:
                 self.high_bytes -= _size(high.pop(0))
 
+    def kept(self) -> list[str]:
+        """The lines kept, sorted, each once."""
+        return self.low + (self.high[bisect_right(self.high, self.low[-1]):] if self.low else [])
+
+    def absorb(self, lines: list[str], count: int, total: int) -> None:
+        """Add what another :class:`Ends` kept (``lines``, none of them added here) of its
+        ``count`` lines, ``total`` bytes."""
+        for line in lines:
+            self.append(line)
+        self.count += count - len(lines)
+        self.total += total - sum(map(_size, lines))
+
     def text(self) -> Text:
         """The sorted lines, joined: whole when every line is kept, else the two ends."""
         total = max(self.total - 1, 0)
-        rest = self.high[bisect_right(self.high, self.low[-1]):] if self.low else []
-        if len(self.low) + len(rest) == self.count:
-            return Text("\n".join(self.low + rest), total_bytes=total)
+        kept = self.kept()
+        if len(kept) == self.count:
+            return Text("\n".join(kept), total_bytes=total)
         return Text("\n".join(self.low) + "\n", "\n".join(self.high), total)
 
 

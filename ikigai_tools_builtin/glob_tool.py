@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     Part: TypeAlias = "str | Name"  # ANY_DEPTH, a literal name, or a wildcard name
+    Scan: TypeAlias = "Callable[[str, list[str], list[str] | Ends], None]"
 
 SCHEMA = {
     "name": "glob",
@@ -43,6 +44,8 @@ SCHEMA = {
     },
 }
 ANY_DEPTH = "**"
+SHARE_AT = 256
+"""Directories waiting to be listed when a ``**`` walk is shared with a second process."""
 
 
 def _error(message: str, code: str) -> dict:
@@ -161,16 +164,15 @@ def _files_below(
     found: list[str] | Ends,
     seen: set[tuple[str, int]] | None,
 ) -> None:
-    """``**/<name pattern>``: the matching files in ``start`` and every directory below it, in
-    one loop (the common case, kept fast). Directories already in ``seen`` at ``index`` are
-    not entered again."""
-    pending = [start]
-    while pending:
-        directory = pending.pop()
+    """``**/<name pattern>``: the matching files in ``start`` and every directory below it (the
+    common case, kept fast). Directories already in ``seen`` at ``index`` are not entered again;
+    without ``seen``, a big walk is shared with a second process (:func:`_in_two`)."""
+
+    def scan(directory: str, pending: list[str], found: list[str] | Ends) -> None:
         prefix = join(directory, "")
         try:
-            with os.scandir(directory or ".") as scan:
-                for entry in scan:
+            with os.scandir(directory or ".") as listing:
+                for entry in listing:
                     name = entry.name
                     if name[0] == ".":
                         continue
@@ -184,7 +186,95 @@ def _files_below(
                             seen.add((path, index))
                         pending.append(path)
         except OSError:
-            continue
+            return
+
+    pending = [start]
+    if seen is None and _processors() > 1:
+        listed = 0  # breadth first, until enough directories wait to be shared
+        while listed < len(pending) < listed + SHARE_AT:
+            scan(pending[listed], pending, found)
+            listed += 1
+        del pending[:listed]
+        if pending:
+            _in_two(pending, scan, found)
+            return
+    _depth_first(pending, scan, found)
+
+
+def _depth_first(pending: list[str], scan: Scan, found: list[str] | Ends) -> None:
+    """List the directories in ``pending`` and every one ``scan`` finds below them."""
+    while pending:
+        scan(pending.pop(), pending, found)
+
+
+def _in_two(pending: list[str], scan: Scan, found: list[str] | Ends) -> None:
+    """Walk every other directory of ``pending`` (and below) in a forked child, the rest here.
+
+    Listing a directory is mostly the kernel's work (``openat``, ``getdents64``, ``close``),
+    which two threads cannot share under the GIL but two processes can. The child sends the
+    files it found through a pipe (within a budget, only the ends it kept, with its counts);
+    if it cannot start or fails, its half is walked here.
+    """
+    theirs = pending[1::2]
+    del pending[1::2]
+    reader, writer = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = None
+    if pid == 0:  # the child: its half, sent back; it leaves without any clean-up
+        status = 1
+        try:
+            os.close(reader)
+            mine: list[str] | Ends = Ends(found.limit) if isinstance(found, Ends) else []
+            _depth_first(theirs, scan, mine)
+            _send(writer, mine)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(writer)
+    sent = None
+    try:
+        _depth_first(pending, scan, found)
+        if pid is not None:
+            with open(reader, "rb", closefd=False) as pipe:
+                sent = pipe.read()
+    finally:
+        os.close(reader)  # a child still writing gets EPIPE and exits
+        if pid is not None and os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+            sent = None
+    if sent is None:
+        _depth_first(theirs, scan, found)
+    else:
+        _receive(sent, found)
+
+
+def _send(fd: int, found: list[str] | Ends) -> None:
+    """Write ``found`` to ``fd``: a ``COUNT TOTAL`` line, then the paths, NUL-separated."""
+    lines, count, total = ((found.kept(), found.count, found.total) if isinstance(found, Ends)
+                           else (found, len(found), 0))
+    data = b"%d %d\n" % (count, total) + "\0".join(lines).encode("utf-8", "surrogateescape")
+    with open(fd, "wb") as pipe:
+        pipe.write(data)
+
+
+def _receive(data: bytes, found: list[str] | Ends) -> None:
+    """Add to ``found`` what :func:`_send` wrote."""
+    head, _, body = data.partition(b"\n")
+    count, total = map(int, head.split())
+    lines = body.decode("utf-8", "surrogateescape").split("\0") if body else []
+    if isinstance(found, Ends):
+        found.absorb(lines, count, total)
+    else:
+        found += lines
+
+
+def _processors() -> int:
+    """How many processors this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _step(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from ikigai_tools_builtin import glob_tool
 from ikigai_tools_builtin._budget import dump, fit
+from ikigai_tools_builtin._protocol import respond
 
 
 def glob(run_tool, cwd, pattern, path=None, **kwargs):
@@ -202,3 +205,63 @@ def test_within_a_budget_the_ends_are_printed_as_the_whole_list_would_be(
     cut = glob(run_tool, tmp_path, pattern, env={"IKIGAI_MAX_OUTPUT_BYTES": "1000"})
     assert cut == json.loads(dump(fit(whole, 1000)))
     assert cut["truncated"]["total_bytes"] == len(whole["output"].encode())
+
+
+@pytest.fixture
+def wide(tmp_path):
+    """More directories than glob lists before it shares a ``**`` walk with a second process,
+    with the names, hidden entries and symlinks both halves must treat alike."""
+    for top in range(20):
+        for sub in range(20):
+            folder = tmp_path / f"d{top:02d}" / f"s{sub:02d}"
+            folder.mkdir(parents=True)
+            (folder / "x.py").write_text("")
+            (folder / "y.txt").write_text("")
+    (tmp_path / "d00" / ".hidden").mkdir()
+    (tmp_path / "d00" / ".hidden" / "h.py").write_text("")
+    (tmp_path / "d01" / "s01" / os.fsdecode(b"bad\xff.py")).write_text("")
+    (tmp_path / "d02" / "link.py").symlink_to("s00/x.py")
+    (tmp_path / "d03" / "dirlink").symlink_to("../d04", target_is_directory=True)
+    return tmp_path
+
+
+def _alone(monkeypatch, root, pattern, budget=None):
+    """glob's result from one process: the reference for a shared walk."""
+    monkeypatch.chdir(root)
+    monkeypatch.setattr(glob_tool, "_processors", lambda: 1)
+    if budget:
+        monkeypatch.setenv("IKIGAI_MAX_OUTPUT_BYTES", budget)
+    return json.loads(dump(respond(glob_tool.handle, {"pattern": pattern})))
+
+
+@pytest.mark.parametrize("budget", [None, "3000"])
+def test_a_shared_walk_finds_what_one_process_finds(run_tool, monkeypatch, wide, budget):
+    shared = glob(run_tool, wide, "**/*.py",
+                  env={"IKIGAI_MAX_OUTPUT_BYTES": budget} if budget else None)
+    alone = _alone(monkeypatch, wide, "**/*.py", budget)
+    assert shared == alone
+    assert shared["count"] == 20 * 20 + 2  # bad\xff.py, link.py; not .hidden nor dirlink
+
+
+def test_a_walk_that_cannot_fork_is_walked_alone(monkeypatch, wide):
+    tried = []
+
+    def no_fork():
+        tried.append(True)
+        raise OSError("no more processes")
+
+    expected = _alone(monkeypatch, wide, "**/*.py")
+    monkeypatch.setattr(glob_tool, "_processors", lambda: 2)
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert json.loads(dump(respond(glob_tool.handle, {"pattern": "**/*.py"}))) == expected
+    assert tried  # the tree is wide enough to share
+
+
+def test_a_failed_child_s_half_is_walked_by_the_parent(monkeypatch, wide):
+    script = ("import json; from ikigai_tools_builtin import glob_tool; "
+              "glob_tool._processors = lambda: 2; glob_tool._send = lambda fd, found: 1 / 0; "
+              "print(json.dumps(glob_tool.handle({'pattern': '**/*.py'})))")
+    ran = subprocess.run([sys.executable, "-c", script], cwd=wide, capture_output=True,
+                         timeout=60)
+    assert ran.returncode == 0 and ran.stderr == b""
+    assert json.loads(ran.stdout)["count"] == _alone(monkeypatch, wide, "**/*.py")["count"]
