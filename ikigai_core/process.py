@@ -95,7 +95,7 @@ def run_process(
             _live_groups.add(run.pgid)
         try:
             run.start(stdin or b"")
-            run.pump(start + timeout)
+            run.pump(start, timeout)
             run.finish()
         except BaseException:
             run.abort()
@@ -128,14 +128,28 @@ def is_running(pid: int) -> bool:
         return True
 
 
-def _run_delay(pid: int) -> float:
-    """Seconds process ``pid`` has spent runnable but waiting for a processor (Linux's
-    ``/proc/PID/schedstat``); 0 where that cannot be read."""
+def _cpu_wait(pid: int, elapsed: float) -> float:
+    """Seconds process ``pid``, started ``elapsed`` seconds ago, has spent runnable but waiting
+    for a processor; 0 where Linux's ``/proc/PID/schedstat`` cannot be read.
+
+    Its run delay counts a wait only once the wait ends, so a process waiting right now (state
+    ``R``) counts every second of ``elapsed`` in which it did not run.
+    """
+    stats = _schedstat(pid)
+    if stats is None:
+        return 0.0
+    ran, delay = stats
+    return max(delay, elapsed - ran) if is_running(pid) else delay
+
+
+def _schedstat(pid: int) -> tuple[float, float] | None:
+    """Seconds process ``pid`` has run, and has waited for a processor (waits that ended)."""
     try:
         with open(f"/proc/{pid}/schedstat", "rb") as file:
-            return int(file.read().split()[1]) / 1e9
-    except (OSError, ValueError, IndexError):
-        return 0.0
+            ran, delay = file.read().split()[:2]
+        return int(ran) / 1e9, int(delay) / 1e9
+    except (OSError, ValueError):
+        return None
 
 
 def start_failure(program: str, exc: OSError) -> str:
@@ -242,14 +256,15 @@ class _Run:
         if self.pidfd is not None:
             self.selector.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
 
-    def pump(self, deadline: float) -> None:
-        """Move bytes until the main process exits, stdout overflows or ``deadline`` passes.
+    def pump(self, start: float, timeout: float) -> None:
+        """Move bytes until the main process exits, stdout overflows or ``timeout`` seconds
+        have passed since ``start``.
 
         Past the deadline, what is ready is served once more before the call counts as timed
         out: this thread may have waited for a processor while the child finished in time.
         """
         while True:
-            remaining = deadline - time.monotonic()
+            remaining = start + timeout - time.monotonic()
             wait = _MAX_WAIT if self.pidfd is not None else _POLL_INTERVAL
             self._dispatch(min(max(remaining, 0), wait))
             if self.pidfd is None and self.proc.poll() is not None:
@@ -258,7 +273,7 @@ class _Run:
                 return
             if remaining <= 0:
                 self.timed_out = True
-                self.starved = _run_delay(self.proc.pid)
+                self.starved = _cpu_wait(self.proc.pid, time.monotonic() - start)
                 return
 
     def finish(self) -> None:

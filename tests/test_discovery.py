@@ -287,7 +287,7 @@ def test_a_timeout_starved_of_processor_time_is_asked_again_alone(
             time.sleep(5)
         print(json.dumps({schema_for("unlucky")!r}))""")
     make_tool(user_tools(isolated_home), "other-tool")
-    monkeypatch.setattr(process, "_run_delay", lambda pid: 0.4)  # as if it waited for a CPU
+    monkeypatch.setattr(process, "_cpu_wait", lambda pid, elapsed: 0.4)  # as if it waited
     assert "unlucky" in run(pm, isolated_home, tmp_path, schema_timeout=0.5)
     assert log.read_text() == "uu"
 
@@ -295,7 +295,7 @@ def test_a_timeout_starved_of_processor_time_is_asked_again_alone(
 def test_a_tool_slow_on_its_own_is_skipped_once_and_not_asked_again(
     pm, isolated_home, make_tool, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(process, "_run_delay", lambda pid: 0.0)  # it never waited for a CPU
+    monkeypatch.setattr(process, "_cpu_wait", lambda pid, elapsed: 0.0)  # it never waited
     log = tmp_path / "asked.log"
     make_tool(user_tools(isolated_home), "slow-tool",
               schema_body=f"open({str(log)!r}, 'a').write('s'); time.sleep(5)")

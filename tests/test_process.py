@@ -317,13 +317,25 @@ def test_python_argv_runs_without_a_shell():
 
 
 def test_a_timed_out_process_says_how_long_it_waited_for_a_processor():
-    from ikigai_core.process import _run_delay
+    from ikigai_core.process import _cpu_wait
 
     ran = run_process(["sleep", "5"], stdin=None, timeout=0.2, max_stdout=1024,
                       max_stderr=1024, kill_grace=0)
     assert ran.timed_out and 0.0 <= ran.starved < 0.2  # sleeping is not waiting for a CPU
-    assert _run_delay(os.getpid()) >= 0.0
-    assert _run_delay(-1) == 0.0
+    assert _cpu_wait(os.getpid(), 0.0) >= 0.0
+    assert _cpu_wait(-1, 5.0) == 0.0
+
+
+@pytest.mark.parametrize("state, expected", [("R", 0.9), ("S", 0.05)])
+def test_a_wait_for_a_processor_counts_before_it_ends(monkeypatch, state, expected):
+    """Linux adds a wait to a process's run delay only once it gets a processor: one that has
+    waited since shortly after it started, and waits still, shows almost none. Starved under
+    load, such a --schema call was lost instead of asked again."""
+    from ikigai_core import process
+
+    monkeypatch.setattr(process, "_schedstat", lambda pid: (0.1, 0.05))  # ran, waited so far
+    monkeypatch.setattr(process, "is_running", lambda pid: state == "R")
+    assert process._cpu_wait(12345, 1.0) == pytest.approx(expected)
 
 
 def test_a_caller_late_past_the_deadline_still_sees_the_child_finished(
