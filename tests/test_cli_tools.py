@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -492,3 +493,27 @@ def test_run_on_a_terminal_says_it_reads_the_arguments(tmp_path):
         seen = term.read_until(b"")
         assert term.wait() == 0
     assert b'"tool_success": true' in seen
+
+
+def test_the_collector_is_on_once_main_runs(capsys):
+    """The `ikigai` script turns the garbage collector off while the CLI loads; a chat that
+    runs for hours must not keep it off."""
+    import gc
+
+    gc.disable()
+    try:
+        with contextlib.suppress(SystemExit):
+            main(["--help"])
+        assert gc.isenabled()
+        assert "Usage" in capsys.readouterr().out
+    finally:
+        gc.enable()
+        gc.unfreeze()
+
+
+def test_the_ikigai_script_starts_with_the_collector_off():
+    script = Path(sys.executable).parent / "ikigai"
+    source = script.read_text()
+    assert source.index("gc.disable()") < source.index("from ikigai_core.cli import main")
+    ran = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and __version__ in ran.stdout
