@@ -6,7 +6,7 @@ inside or outside a repository, and above the search root only as :func:`rules` 
 file is read as raw bytes (no BOM sniffing, no transcoding).
 Binary files: grep-tool skips a file with a NUL byte in its first 8 KiB, ripgrep one with a
 NUL anywhere, and ``--debug`` makes it say where it found the NUL in each. The few files
-where that is after the first 8 KiB are text to grep-tool: the Python engine searches them
+where that is after the first 8 KiB are text to grep-tool: ``rg --text`` searches them
 again. grep-tool's glob filter is applied to the paths ``rg`` reports. ``IKIGAI_RIPGREP``
 names another ``rg``, or (empty) turns the fast path off. The rules hold for ripgrep 14 (the
 version the project depends on); ``tests/tools/test_grep_engines.py`` runs both engines.
@@ -138,13 +138,18 @@ def files(rg: str, flags: tuple[str, ...], base: str,
         return None
     cut = _cut(base)
     paths = map(os.fsdecode, b"".join(listing).split(b"\0")[:-1])
-    return sorted(path for path in paths
-                  if wanted is None or wanted(os.path.basename(path), path[cut:]))
+    return sorted(path for path in paths if _wanted(wanted, cut, path))
 
 
 def _cut(base: str) -> int:
     """How much of a reported path is ``base`` and its slash."""
     return len(base) + (not base.endswith("/"))
+
+
+def _wanted(wanted: Callable[[str, str], bool] | None, cut: int, path: str) -> bool:
+    """Whether ``path`` passes grep's glob filter ``wanted`` (``None``: every path does);
+    ``cut`` characters of it are the search root."""
+    return wanted is None or bool(wanted(os.path.basename(path), path[cut:]))
 
 
 class Found:
@@ -191,7 +196,7 @@ class Found:
         for raw, name, body, text in zip(raws, names, bodies, texts, strict=True):
             ascii_name = raw.isascii()
             path = raw.decode() if ascii_name else os.fsdecode(raw)
-            if wanted is not None and not wanted(os.path.basename(path), path[cut:]):
+            if not _wanted(wanted, cut, path):
                 continue
             if not ascii_name:  # the name as the reference engine prints it
                 name = dump(path)[1:-1]
@@ -207,7 +212,7 @@ class Found:
 
     def wants(self, path: str) -> bool:
         """Whether ``path`` passes the glob filter."""
-        return self.wanted is None or bool(self.wanted(os.path.basename(path), path[self.cut:]))
+        return _wanted(self.wanted, self.cut, path)
 
     def replace(self, path: str, text: bytes, count: int) -> bool:
         """Make ``text`` (``count`` lines, escaped) the lines of ``path``: False past the limit."""

@@ -64,15 +64,15 @@ def handle(args: dict) -> dict:
         return _error("Invalid glob pattern", "INVALID_PATTERN")
     if base and os.path.isdir(base) and not os.access(base, os.R_OK | os.X_OK):
         return _error("Read error during glob", "READ_ERROR")
-    limit = budget()
+    start, limit = "/" if pattern.startswith("/") else "", budget()
     try:
         if limit is None:
             found: list[str] = []
-            _expand("/" if pattern.startswith("/") else "", parts, found)
+            _expand(start, parts, found)
             found.sort()  # code point order is UTF-8 byte order
             return {"output": "\n".join(found), "count": len(found)}
         ends = Ends(limit)  # within a budget: only what can be shown is kept
-        _expand("/" if pattern.startswith("/") else "", parts, ends)
+        _expand(start, parts, ends)
     except MemoryError:
         return _error("Out of memory during glob", "OUT_OF_MEMORY")
     return {"output": ends.text(), "count": ends.count}
