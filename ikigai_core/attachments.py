@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024 * 3 // 4
 """The most binary content one call carries to the model, decoded: 3.75 MiB, whose base64
@@ -29,9 +30,10 @@ class Attachment:
     mime_type: str
     data: bytes
 
-    @property
+    @cached_property
     def base64(self) -> str:
-        """:attr:`data` as base64 text, as the providers' JSON carries it."""
+        """:attr:`data` as base64 text, as the providers' JSON carries it (encoded once: every
+        turn sends the whole conversation again)."""
         import base64
 
         return base64.b64encode(self.data).decode("ascii")
