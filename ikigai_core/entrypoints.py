@@ -25,6 +25,16 @@ from typing import Any, NamedTuple, TypeVar
 from ikigai_core.statefiles import write_private_json
 
 
+def load_target(value: str) -> Any:
+    """The object a ``module:attr`` string names (``attr`` may be dotted, or absent for the
+    module itself), imported as importlib.metadata loads an entry point."""
+    module, _, attr = value.partition(":")
+    obj: Any = importlib.import_module(module.strip())
+    for part in filter(None, attr.strip().split(".")):
+        obj = getattr(obj, part)
+    return obj
+
+
 class PluginEntryPoint(NamedTuple):
     """One ``[ikigai]`` entry point: its name, ``module:attr`` value and distribution."""
 
@@ -35,11 +45,7 @@ class PluginEntryPoint(NamedTuple):
 
     def load(self) -> Any:
         """Import the module (and attribute) the entry point names, as importlib.metadata does."""
-        module, _, attr = self.value.partition(":")
-        obj: Any = importlib.import_module(module.strip())
-        for part in filter(None, attr.strip().split(".")):
-            obj = getattr(obj, part)
-        return obj
+        return load_target(self.value)
 
     @property
     def label(self) -> str:

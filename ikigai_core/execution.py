@@ -360,7 +360,7 @@ class ToolExecutor:
 
         decisions = [a for a in answers if isinstance(a, CallDecision)]
         if len(decisions) < len(answers):
-            return _deny("a plugin answered with something other than a CallDecision")
+            return CallDecision.deny("a plugin answered with something other than a CallDecision")
         for action in ("deny", "replace"):
             for decision in decisions:
                 if decision.action == action:

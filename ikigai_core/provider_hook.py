@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,11 +21,11 @@ def provider_hook(target: str) -> Callable[[], list[Provider]]:
 
         ikigai_provider_serializers = provider_hook("my_plugin.provider:MyProvider")
     """
-    module, _, name = target.partition(":")
-
     @hookimpl
     def ikigai_provider_serializers() -> list[Provider]:
         """The provider ``target`` names."""
-        return [getattr(importlib.import_module(module), name)()]
+        from ikigai_core.entrypoints import load_target
+
+        return [load_target(target)()]
 
     return ikigai_provider_serializers
