@@ -177,6 +177,11 @@ class TurnBuilder:
         """The turn's text so far."""
         return "".join(self._text)
 
+    @property
+    def call_count(self) -> int:
+        """How many calls the turn has so far: the index of the next whole call."""
+        return len(self._calls)
+
     def add_text(self, text: str | None) -> None:
         """Append visible text (nothing when empty or ``None``)."""
         if text:

@@ -65,7 +65,7 @@ class OllamaProvider(Provider):
         message = data.get("message") or {}
         turn.add_text(message.get("content"))
         for call in message.get("tool_calls") or ():
-            index = len(turn.call_texts())
+            index = turn.call_count
             function = call["function"]
             turn.add_call(index, call.get("id") or f"call_{index}", function["name"],
                           function.get("arguments", {}))

@@ -139,7 +139,7 @@ class GoogleSerializer(Provider):
 
 def _add_call(turn: TurnBuilder, call: Mapping[str, Any]) -> None:
     """A call; one sent without an id gets a stable made-up one."""
-    index = len(turn.call_texts())
+    index = turn.call_count
     call_id = call.get("id") or _synthetic_id(index, call)
     turn.add_call(index, call_id, call["name"], call.get("args", {}))
 
