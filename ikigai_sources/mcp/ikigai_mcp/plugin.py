@@ -25,11 +25,14 @@ def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool,
 
     A stdio server's process goes through ``prepare_process`` (the ``ikigai_tool_process``
     hook); a server failing in the background is reported in ``notices``."""
-    if not _any_config(home, cwd):  # most start-ups: nothing to read, nothing to import
-        return []
-    from ikigai_mcp.servers import Problems, configured
+    from ikigai_core.project import find_project
 
-    servers = configured(home, cwd)
+    root = find_project(cwd, ikigai_home=home)
+    if not _any_config(home, root):  # most start-ups: nothing to read, nothing to import
+        return []
+    from ikigai_mcp.servers import Problems, configured_at
+
+    servers = configured_at(home, root)
     sources: list[Any] = []
     if servers.configs:  # the session machinery is imported only when a server is configured
         from ikigai_mcp.listing import ListingCache
@@ -41,14 +44,11 @@ def ikigai_tool_sources(home: Path, cwd: Path, refresh: bool,
     return [*sources, Problems(servers.skipped)] if servers.skipped else sources
 
 
-def _any_config(home: Path, cwd: Path) -> bool:
-    """Whether the user's or the project's ``mcp.json`` exists."""
-    from ikigai_core.project import find_project
+def _any_config(home: Path, root: Path | None) -> bool:
+    """Whether the user's ``mcp.json`` or the one of the project at ``root`` exists."""
     from ikigai_mcp import project_config, user_config
 
-    project = find_project(cwd, ikigai_home=home)
-    return user_config(home).exists() or (
-        project is not None and project_config(project).exists())
+    return user_config(home).exists() or (root is not None and project_config(root).exists())
 
 
 @hookimpl

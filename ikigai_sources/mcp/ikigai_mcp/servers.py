@@ -32,9 +32,14 @@ class Servers:
 
 def configured(home: Path, cwd: Path, environ: Mapping[str, str] = os.environ) -> Servers:
     """Read both files; a broken file or entry is a skipped entry, never an exception."""
+    return configured_at(home, find_project(cwd, ikigai_home=home), environ)
+
+
+def configured_at(home: Path, root: Path | None,
+                  environ: Mapping[str, str] = os.environ) -> Servers:
+    """:func:`configured`, the project's ``root`` (``None``: no project) already found."""
     servers = Servers()
     _add(servers, user_config(home), "user", environ)
-    root = find_project(cwd, ikigai_home=home)
     project = project_config(root) if root is not None else None
     if root is not None and project is not None and project.exists():
         if TrustStore(home).is_trusted(root):

@@ -120,9 +120,7 @@ class McpSource:
             return
         if isinstance(error, Closed):  # ikigai ended before the server was up
             return
-        self._entry = {"error": str(error)}
-        self._save(self._entry)
-        tools_changed.set()
+        self._changed({"error": str(error)})
         if self.notices is not None:
             self.notices.report(f"MCP server '{self.config.name}' is not usable: {error}; its "
                                 "tools are left out until `ikigai refresh`", plugin="mcp")
@@ -169,9 +167,14 @@ class McpSource:
             pass
 
     def _listed_again(self, tools: list[dict[str, Any]]) -> None:
-        """A new listing (``tools/list_changed``): remember it; the next turn rediscovers."""
-        self._entry = {"tools": tools}
-        self._save(self._entry)
+        """A new listing (``tools/list_changed``)."""
+        self._changed({"tools": tools})
+
+    def _changed(self, entry: dict[str, Any]) -> None:
+        """A listing or failure learnt after discovery: remember it; the next turn
+        rediscovers."""
+        self._entry = entry
+        self._save(entry)
         tools_changed.set()
 
 
