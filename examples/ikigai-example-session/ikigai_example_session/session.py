@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Mapping
@@ -56,7 +57,6 @@ class Session:
 
 def _read_line(fd: int, cancelled: threading.Event) -> bytes | None:
     """One line from ``fd``, or ``None`` when it ends or ``cancelled`` is set first."""
-    import os
     import select
 
     data = b""

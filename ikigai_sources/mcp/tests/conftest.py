@@ -38,6 +38,11 @@ def servers(isolated_home, tmp_path, monkeypatch):
     return write
 
 
+def pids(path: Path) -> list[int]:
+    """The pids a test server wrote to ``path``, a line each (none before it exists)."""
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
 def edge(mode: str = "normal", **extra) -> dict:
     """The ``mcp.json`` entry of the edge server in ``mode``."""
     return {"command": sys.executable, "args": [EDGE, mode],

@@ -19,7 +19,7 @@ from ikigai_core.app import App
 from tests.support.imports import heavy_imports
 from tests.support.procs import wait_gone
 
-from .conftest import edge
+from .conftest import edge, pids
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 
@@ -30,10 +30,6 @@ def app(tmp_path, **environ) -> App:
 
 def call(an_app: App, name: str, arguments: dict | None = None) -> dict:
     return an_app.executor.call(an_app.registry(), name, arguments or {}).envelope
-
-
-def pids(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
 def test_tools_join_the_registry_as_server__tool_with_schema_and_annotations(servers, tmp_path):

@@ -94,9 +94,7 @@ def test_an_http_session_is_kept_across_calls(servers, web_server, tmp_path):
 
 
 def test_an_http_server_that_is_not_there_is_skipped_with_a_reason(servers, tmp_path):
-    with socket.socket() as sock:  # a port nobody listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     servers({"gone": {"url": f"http://127.0.0.1:{port}/mcp", "startupTimeout": 5}})
     started = time.monotonic()
     listed = ikigai(tmp_path, "tool", "list")

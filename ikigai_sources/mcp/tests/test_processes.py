@@ -14,17 +14,13 @@ from pathlib import Path
 import pytest
 
 from ikigai_core.app import App
-from tests.support.procs import wait_gone
+from tests.support.procs import pid_written, wait_gone
 from tests.test_sandbox import needs_bwrap
 
-from .conftest import edge, forking
+from .conftest import edge, forking, pids
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 REAPER = str(Path(__file__).parents[1] / "ikigai_mcp" / "reaper.py")
-
-
-def pids(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
 def run(tmp_path: Path, name: str, arguments: dict) -> dict:
@@ -69,15 +65,12 @@ def test_the_reaper_kills_a_child_that_ignores_sigterm(tmp_path):
     script = f"trap '' TERM; sleep 1000 & echo $! > {kid}; wait"
     reaper = subprocess.Popen([sys.executable, "-I", "-S", REAPER, "sh", "-c", script],
                               stdin=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 10
-    while not kid.exists() or not kid.read_text().endswith("\n"):
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    kid_pid = pid_written(kid, timeout=10)
     started = time.monotonic()
     reaper.terminate()
     assert reaper.wait(timeout=10) == 128 + signal.SIGKILL  # sh ignored TERM: it got KILL
     assert time.monotonic() - started < 5
-    assert wait_gone(int(kid.read_text()))
+    assert wait_gone(kid_pid)
 
 
 def test_a_command_the_reaper_cannot_start_is_one_line(tmp_path):

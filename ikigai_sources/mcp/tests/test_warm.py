@@ -16,14 +16,10 @@ import pytest
 from tests.support.procs import wait_gone
 from tests.support.replies import REPLIES
 
-from .conftest import edge
+from .conftest import edge, pids
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 WAIT = 30.0
-
-
-def pids(path: Path) -> list[int]:
-    return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
 def wait_for(what, timeout: float = WAIT):
