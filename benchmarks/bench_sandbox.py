@@ -12,7 +12,6 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from _timing import interleaved, ms
@@ -36,7 +35,7 @@ def main(calls: int = 100) -> None:
         for mode in ("off", "workspace-write"):
             app = App(environ={**os.environ, "IKIGAI_HOME": str(Path(tmp) / "home")},
                       cwd=Path(tmp))
-            app.settings = replace(app.settings, sandbox=mode)
+            app.settings = app.settings._replace(sandbox=mode)
             registry = app.registry()
             runs[mode] = _caller(app, registry)
         medians = interleaved(runs, calls)

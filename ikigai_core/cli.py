@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 from typing import Any, NoReturn
 
@@ -152,6 +153,23 @@ def cli(ctx: click.Context) -> None:
         ctx.invoke(load_command("chat"))
 
 
+def help_width() -> int:
+    """The width click gives help and usage (``$COLUMNS``, else the terminal's, else 80;
+    then at most 78 and at least 50), found without ``shutil``: click imports it for this
+    alone, and it imports the compression modules, 3 % of an ``ikigai --help``."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        stdout = sys.__stdout__
+        try:
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout else 0
+        except (ValueError, OSError):  # closed, or not a terminal
+            columns = 0
+    return max(min(columns or 80, 80) - 2, 50)
+
+
 def _terminate(signum: int, frame: Any) -> NoReturn:
     """SIGTERM unwinds like Ctrl-C, so running tools' process groups are killed."""
     raise SystemExit(128 + signum)
@@ -171,7 +189,8 @@ def main(argv: list[str] | None = None) -> None:
 
     _signal.signal(_signal.SIGTERM, _terminate)
     try:
-        cli.main(args=argv, prog_name="ikigai", standalone_mode=False)
+        cli.main(args=argv, prog_name="ikigai", standalone_mode=False,
+                 terminal_width=help_width())
     except click.exceptions.Abort:
         click.echo("ikigai: interrupted", err=True)
         sys.exit(130)

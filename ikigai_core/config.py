@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ikigai_core.errors import ConfigError
+from ikigai_core.tools import EMPTY
+from ikigai_tools_builtin._jsonio import loads
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """Every setting, with its default. README.md documents each key.
 
     A value that was configured wrongly is refused only where it is read: a bad
@@ -30,12 +29,12 @@ class Settings:
     max_turns: int = 25
     sandbox: str = "off"
     sandbox_network: bool = False
-    tool_env: Mapping[str, Any] = field(default_factory=dict)
+    tool_env: Mapping[str, Any] = EMPTY
     system_prompt: str | None = None
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     log: bool = True
-    problems: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
+    problems: Mapping[str, str] = EMPTY
     """Why each wrongly configured setting was refused, by name; reading it raises that."""
 
     def __getattribute__(self, name: str) -> Any:
@@ -81,7 +80,7 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
             return value == "true"
     elif isinstance(value, str):
         try:
-            return _coerce(key, json.loads(value), kind, origin)
+            return _coerce(key, loads(value.encode()), kind, origin)
         except ValueError:
             pass
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
@@ -103,14 +102,14 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}; check IKIGAI_HOME") from exc
     try:
-        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        data = loads(raw) if raw.strip() else {}
     except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
-    kinds = {f.name: tuple if f.name in LIST_KEYS else dict if f.default is MISSING
-             else type(f.default) if f.default is not None else str
-             for f in fields(Settings) if f.name != "problems"}
+    kinds = {name: tuple if name in LIST_KEYS else dict if isinstance(default, Mapping)
+             else type(default) if default is not None else str
+             for name, default in Settings._field_defaults.items() if name != "problems"}
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}
     given = [(key, value, str(path)) for key, value in data.items()]

@@ -16,7 +16,6 @@ from ikigai_core.hookcall import collect, one_line
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
-from ikigai_core.strictjson import loads_object
 from ikigai_core.tool_schema import validate_schema
 from ikigai_core.tools import (
     TOOL_NAME_RE,
@@ -224,6 +223,8 @@ def ask_schema(
     if ran.exit_code != 0:
         reason = f"--schema crashed with exit code {ran.exit_code}{_last_line(ran.stderr)}"
         return SchemaAnswer.unusable(reason, transient=ran.exit_code > 128)  # > 128: a signal
+    from ikigai_core.strictjson import loads_object  # lazy: a warm start-up parses no schema
+
     try:
         schema = loads_object(ran.stdout)
     except ValueError as exc:

@@ -15,7 +15,6 @@ key variables) under that same key.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from ikigai_core.statefiles import write_private_json
+from ikigai_tools_builtin._jsonio import loads
 
 
 def load_target(value: str) -> Any:
@@ -122,7 +122,7 @@ def remembered(path: Path, compute: Callable[[], Found], load: Callable[[Any], T
     that ``load`` rejects (``ValueError``, ``KeyError``, ``TypeError``: hand-edited)."""
     key = _path_key()
     try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
+        cached = loads(path.read_bytes())
         files = [name for name, *_ in cached["files"]]
         if cached["key"] == key and cached["files"] == _stamps(files):
             return load(cached["value"])

@@ -6,13 +6,13 @@ plain JSON file under ``$IKIGAI_HOME``; a corrupt one is silently rebuilt.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ikigai_core.statefiles import read_cache, write_private_json
 from ikigai_core.tool_schema import validate_schema
+from ikigai_tools_builtin._jsonio import canonical
 
 CACHE_VERSION = 1
 
@@ -50,7 +50,7 @@ class SchemaCache:
 
         Saves importing jsonschema on every start-up of a warm cache.
         """
-        digest = "schema:" + json.dumps(schema, sort_keys=True, default=repr)
+        digest = "schema:" + canonical(schema)
         entry = self._entries.get(digest)
         known = entry.get("problem", 0) if isinstance(entry, dict) else 0
         if known is None or isinstance(known, str):

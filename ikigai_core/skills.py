@@ -13,7 +13,6 @@ import os
 import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
@@ -33,8 +32,7 @@ INDEX_LINE_CHARS = 160
 """The bound on one skill's line in the system prompt's index."""
 
 
-@dataclass(frozen=True)
-class Skill:
+class Skill(NamedTuple):
     """One usable skill.
 
     :param name: how the user and the model name it.
@@ -49,7 +47,7 @@ class Skill:
     name: str
     description: str
     path: Path
-    body: str = field(repr=False)
+    body: str
     source: str
     tools: tuple[str, ...] = ()
     tools_dir: Path | None = None
@@ -58,6 +56,9 @@ class Skill:
         """``- name: description`` on one line of at most :data:`INDEX_LINE_CHARS`."""
         line = " ".join(f"- {self.name}: {self.description}".split())
         return line if len(line) <= INDEX_LINE_CHARS else line[: INDEX_LINE_CHARS - 1] + "…"
+
+    def __repr__(self) -> str:
+        return f"Skill(name={self.name!r}, source={self.source!r}, path={self.path!r})"
 
 
 class SkippedSkill(SkippedTool):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_core.errors import ConfigError
+from ikigai_tools_builtin._jsonio import loads
 
 
 def ikigai_home(environ: Mapping[str, str] = os.environ) -> Path:
@@ -49,7 +49,7 @@ def read_json(path: Path, missing: Any) -> Any:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
     try:
-        return json.loads(text.decode("utf-8"))
+        return loads(text)
     except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
         return None
 
@@ -59,7 +59,7 @@ def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
     ``{}`` when the file is missing, unreadable, not JSON, of another version or of
     another shape (a cache is only ever a shortcut: what it lacks is asked again)."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = loads(path.read_bytes())
     except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8
         return {}
     if not isinstance(data, dict) or data.get("version") != version:
@@ -70,7 +70,8 @@ def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
 
 def write_private_json(path: Path, data: Any) -> None:
     """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename)."""
-    import tempfile  # lazy: a warm `ikigai tool list` writes nothing
+    import json  # lazy, with tempfile: a warm `ikigai tool list` writes nothing
+    import tempfile
 
     ensure_private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -16,14 +16,16 @@ TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 TOOL_SUFFIX = "-tool"
 
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+"""The default of a record's mapping field: empty, and read-only as it is shared."""
+
 
 def tool_name_from_filename(filename: str) -> str:
     """``file-read-tool`` -> ``file_read`` (spec decision 1)."""
     return filename[: -len(TOOL_SUFFIX)].replace("-", "_")
 
 
-@dataclass(frozen=True)
-class ToolCandidate:
+class ToolCandidate(NamedTuple):
     """A tool a source found but whose schema may still have to be asked for.
 
     :param name: the tool's name (for directory tools, derived from the filename).
@@ -38,11 +40,10 @@ class ToolCandidate:
     command: tuple[str, ...]
     path: Path | None = None
     schema: Mapping[str, Any] | None = None
-    runner: ToolRunner | None = field(default=None, compare=False)
+    runner: ToolRunner | None = None
 
 
-@dataclass(frozen=True)
-class SkippedTool:
+class SkippedTool(NamedTuple):
     """A tool that is not in the registry, and why.
 
     :param name: the tool (or file) name.
@@ -85,8 +86,7 @@ class ToolSource(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     """A tool in the registry: a validated schema and the command (or runner) that runs it."""
 
     name: str
@@ -95,8 +95,8 @@ class Tool:
     command: tuple[str, ...]
     source: str
     path: Path | None = None
-    schema: Mapping[str, Any] = field(default_factory=dict)
-    runner: ToolRunner | None = field(default=None, compare=False)
+    schema: Mapping[str, Any] = EMPTY
+    runner: ToolRunner | None = None
 
     @property
     def location(self) -> str:

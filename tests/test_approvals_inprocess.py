@@ -110,8 +110,6 @@ def test_a_decision_that_cannot_be_recorded_is_reported_and_the_call_goes_on(app
 
 
 def test_a_schema_hint_tightens_a_read_only_default_but_never_loosens(app, tmp_path):
-    from dataclasses import replace
-
     from ikigai_core.defaults.approvals import default_decision
 
     assert default_decision("grep", "system", {"annotations": {"readOnlyHint": True}}) == "allow"
@@ -120,8 +118,8 @@ def test_a_schema_hint_tightens_a_read_only_default_but_never_loosens(app, tmp_p
     assert default_decision("grep", "user", {}) == "ask"
     assert default_decision("mine", "user", {"annotations": {"readOnlyHint": True}}) == "ask"
     registry = app.registry()
-    tool = replace(registry["grep"], schema={**registry["grep"].schema,
-                                              "annotations": {"destructiveHint": True}})
+    tool = registry["grep"]._replace(schema={**registry["grep"].schema,
+                                             "annotations": {"destructiveHint": True}})
     answered(app, None)
     result = app.executor.call({"grep": tool}, "grep", {"pattern": "x"}, call_id="c")
     assert result.outcome.error_code == "TOOL_DENIED"

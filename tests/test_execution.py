@@ -406,6 +406,17 @@ def test_a_new_tool_object_gets_its_own_schema(tmp_path):
     assert validate_arguments(new, {"a": 1}) == "missing required field 'b'"
 
 
+def test_validators_of_tools_rediscovered_many_times_do_not_pile_up(tmp_path):
+    """A long chat refreshing its tools builds a new tool object each time: each gets its
+    own validator, and the cache keeps only the last ones (no memory growing without end)."""
+    from ikigai_core import execution
+
+    for i in range(3 * execution._MAX_VALIDATORS):
+        tool = as_tool(tmp_path / "x-tool", {"type": "object", "required": [f"f{i}"]})
+        assert validate_arguments(tool, {}) == f"missing required field 'f{i}'"
+    assert len(execution._validators) <= execution._MAX_VALIDATORS
+
+
 def test_listing_tools_does_not_import_jsonschema():
     code = "import sys, ikigai_core.execution; print('jsonschema' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

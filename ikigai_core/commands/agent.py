@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,7 +137,7 @@ def start_conversation(app: App, system: str | None, skills: tuple[str, ...],
     """The conversation's system prompt and toolset, as the options ask (the skills of
     ``--skill`` loaded); an unknown skill or unreadable ``@FILE`` is a usage error."""
     if system is not None:
-        app.settings = replace(app.settings, system_prompt=_read_system(system))
+        app.settings = app.settings._replace(system_prompt=_read_system(system))
     report_skipped(app.skills, verbose=False, what="skill")
     toolset = Toolset.chosen(app.settings, app.skills, tools=tools, no_tools=no_tools)
     conversation = Conversation(system=system_prompt(app))

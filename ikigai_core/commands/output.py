@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import click
-
-from ikigai_core.strictjson import SURROGATE
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -24,6 +21,10 @@ def printable(text: str, *, keep_newlines: bool = True) -> str:
 def dumps(value: Any, *, indent: int | None = None) -> str:
     """Strict JSON (no NaN), non-ASCII kept as is unless a string holds an undecodable
     byte (a surrogate, e.g. from a file name): then all of it is ASCII-escaped, so it prints."""
+    import json  # lazy, with strictjson: `ikigai --help` prints no JSON
+
+    from ikigai_core.strictjson import SURROGATE
+
     text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
     if SURROGATE.search(text):
         text = json.dumps(value, indent=indent, allow_nan=False)

@@ -14,7 +14,6 @@ from ikigai_core.commands.output import dumps, echo_json, printable, warn
 from ikigai_core.errors import IkigaiError
 from ikigai_core.registry import Registry
 from ikigai_core.skills import SkillIndex
-from ikigai_core.strictjson import loads
 from ikigai_core.tools import SkippedTool, Tool
 
 pass_app = click.make_pass_decorator(App)
@@ -132,6 +131,8 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     if args_json is None and sys.stdin.isatty():
         warn("reading the arguments as JSON from the terminal; end with Ctrl-D")
     data = sys.stdin.buffer.read() if args_json is None else os.fsencode(args_json)
+    from ikigai_core.strictjson import loads  # lazy: `tool list` parses no JSON
+
     registry = app.registry()
     try:
         arguments: Any = loads(data.decode("utf-8"))

@@ -17,7 +17,6 @@ Every decision is recorded in ``$IKIGAI_HOME/approvals.jsonl``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -158,6 +157,8 @@ def _ask(request: ToolCallRequest, by: str) -> tuple[str, str, str]:
         _tell(context, f"{tool.name} was not run: it needs approval ({by}) and nobody can be "
                        f"asked; {how}")
         return "deny", "nobody to ask", "it needs the user's approval and nobody can be asked"
+    import json  # lazy: only a call to ask about shows its arguments
+
     shown = json.dumps(arguments, ensure_ascii=False, indent=1)
     answer = context.ask_user(f"Allow {tool.name} {shown}?\n{ANSWERS}: ")
     if answer is None:

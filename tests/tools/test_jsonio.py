@@ -41,6 +41,14 @@ def test_loads_reads_what_json_reads(value, space):
     assert repr(_jsonio.loads(data)) == repr(json.loads(data))
 
 
+@given(values | st.sets(st.integers()) | st.dictionaries(st.text(), st.tuples(st.integers())))
+def test_canonical_writes_what_json_writes_sorted(value):
+    """One text for equal values, whatever their keys' order (the core's schema cache key)."""
+    assert _jsonio.canonical(value) == json.dumps(value, sort_keys=True, default=repr)
+    if isinstance(value, dict):
+        assert _jsonio.canonical(dict(reversed(value.items()))) == _jsonio.canonical(value)
+
+
 @pytest.mark.parametrize("data", [
     b"", b"{", b'{"a": 1} x', b'{"a": 1}{}', b'{"a": "\x01"}', b"\xff", b'\xef\xbb\xbf{"a": 1}',
     '{"a": 1}'.encode("utf-16"), b"NaN", b'{"a": -Infinity}', b"[1, 2,]", b"  12  ", b"tru",
@@ -59,7 +67,9 @@ def test_unserialisable_values_fail_as_in_json():
 def test_without_the_c_codec_json_does_the_work(monkeypatch):
     monkeypatch.setattr(_jsonio, "_scan", None)
     monkeypatch.setattr(_jsonio, "_encode", None)
+    monkeypatch.setattr(_jsonio, "_encode_canonical", None)
     assert _jsonio.loads(b' {"a": [1, "\\u00e9"]} ') == {"a": [1, "\u00e9"]}
+    assert _jsonio.canonical({"b": {1, 2}, "a": "\u00e9"}) == '{"a": "\\u00e9", "b": "{1, 2}"}'
 
 
 @pytest.mark.parametrize("tool, args", [

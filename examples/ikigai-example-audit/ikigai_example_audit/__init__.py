@@ -12,7 +12,6 @@ Installed, it does nothing until one of the variables is set.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING
 
@@ -44,6 +43,8 @@ def ikigai_after_tool_call(record: CallRecord) -> None:
     path = record.context.environ.get(LOG_ENV)
     if not path:
         return
+    import json  # lazy: an unset log costs no start-up
+
     outcome = record.outcome
     line = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

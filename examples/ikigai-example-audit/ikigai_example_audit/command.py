@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
@@ -16,6 +15,8 @@ from ikigai_example_audit import LOG_ENV
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as a JSON list.")
 def audit(count: int, as_json: bool) -> None:
     """Show the last tool calls in the audit log ($IKIGAI_AUDIT_LOG)."""
+    import json  # here: `ikigai --help` builds this command to list it
+
     path = os.environ.get(LOG_ENV)
     if not path:
         raise click.UsageError(f"no audit log: set {LOG_ENV} to a file and run some tools")

@@ -6,7 +6,6 @@ here: the plugin hands the schema to discovery directly.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -30,6 +29,8 @@ def handle(args: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     """``--schema`` prints the schema; otherwise read the arguments and print the counts."""
+    import json  # here: the plugin imports this module at every start-up, for SCHEMA
+
     if sys.argv[1:] == ["--schema"]:
         json.dump(SCHEMA, sys.stdout)
         return
