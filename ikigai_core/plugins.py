@@ -7,11 +7,11 @@ import os
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pluggy
 
-from ikigai_core import __version__, hookspecs
+from ikigai_core import hookspecs
 from ikigai_core.entrypoints import plugin_entry_points
 from ikigai_core.errors import UsageError
 from ikigai_core.hookcall import one_line
@@ -136,38 +136,3 @@ def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str | None:
             hint = f" (did you mean '{guess[0]}'?)" if guess else ""
             return f"unknown hook '{hook.name}'{hint}"
     return None
-
-
-class PluginInfo(NamedTuple):
-    """One registered plugin, as ``ikigai plugins`` shows it (a row: a named tuple, which
-    costs start-up a tenth of what a dataclass does)."""
-
-    name: str
-    distribution: str | None
-    version: str | None
-    hooks: tuple[str, ...]
-    builtin: bool
-
-
-def list_plugins(pm: pluggy.PluginManager) -> list[PluginInfo]:
-    """Every registered plugin with its distribution, version and hooks, sorted by name."""
-    # Plugins are registered one by one (so a broken one can be skipped), which leaves
-    # pluggy's list_plugin_distinfo() empty: the entry point names the distribution.
-    dists = {ep.name: ep for ep in plugin_entry_points(ENTRY_POINT_GROUP)}
-    infos = []
-    for name, plugin in pm.list_name_plugin():
-        if plugin is None:
-            continue
-        dist = dists.get(name)
-        builtin = name in DEFAULT_PLUGINS
-        hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
-        infos.append(
-            PluginInfo(
-                name=name,
-                distribution=dist.distribution if dist else ("ikigai-core" if builtin else None),
-                version=dist.version if dist else (__version__ if builtin else None),
-                hooks=hooks,
-                builtin=builtin,
-            )
-        )
-    return sorted(infos, key=lambda info: info.name)

@@ -7,12 +7,8 @@ import pytest
 from ikigai_core import hookimpl
 from ikigai_core.errors import PluginError, UsageError
 from ikigai_core.notices import Notices
-from ikigai_core.plugins import (
-    DEFAULT_PLUGINS,
-    disabled_plugin_names,
-    get_plugin_manager,
-    list_plugins,
-)
+from ikigai_core.plugin_info import list_plugins
+from ikigai_core.plugins import DEFAULT_PLUGINS, disabled_plugin_names, get_plugin_manager
 from ikigai_core.providers import collect_providers, get_provider
 
 

@@ -15,7 +15,7 @@ pass_app = click.make_pass_decorator(App)
 @pass_app
 def plugins(app: App, as_json: bool) -> None:
     """List every plugin: name, distribution and version, hooks, whether built in."""
-    from ikigai_core.plugins import list_plugins
+    from ikigai_core.plugin_info import list_plugins
 
     infos = list_plugins(app.pm)
     if as_json:
