@@ -88,11 +88,13 @@ def list_tools(app: App, as_json: bool, verbose: bool) -> None:
         warn("no tools found")
     width = max((len(name) for name in registry), default=0)
     sources = max([8, *(len(tool.source) for tool in registry.values())])
+    lines = []
     for tool in registry.values():
-        line = f"{tool.name:<{width}}  {tool.source:<{sources}}  {summary(tool.description)}"
+        lines.append(f"{tool.name:<{width}}  {tool.source:<{sources}}  {summary(tool.description)}")
         if verbose:
-            line += f"\n{'':<{width}}  {tool.location}"
-        click.echo(printable(line))
+            lines.append(f"{'':<{width}}  {tool.location}")
+    if lines:
+        click.echo(printable("\n".join(lines)))  # one write: click flushes every echo
 
 
 @tool_group.command("show")
