@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import os
 import sys
 from typing import Any, NoReturn
@@ -71,8 +70,9 @@ def app_of(ctx: click.Context) -> App:
 
 def load_command(name: str) -> click.Command:
     """The command called ``name`` (a key of :data:`COMMANDS`), its module imported now."""
-    module, attr = COMMANDS[name][0].split(":")
-    command: click.Command = getattr(importlib.import_module(module), attr)
+    from ikigai_core.entrypoints import load_target
+
+    command: click.Command = load_target(COMMANDS[name][0])
     return command
 
 
