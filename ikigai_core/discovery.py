@@ -27,6 +27,7 @@ from ikigai_core.tools import (
     ToolSource,
     tool_name_from_filename,
 )
+from ikigai_tools_builtin._install import processors
 
 if TYPE_CHECKING:
     import pluggy
@@ -137,14 +138,6 @@ class SchemaAnswer(NamedTuple):
 
 STARVED = 0.25
 """Share of the schema budget spent waiting for a processor that earns a timeout a retry."""
-
-
-def processors() -> int:
-    """How many processors this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class _Gate:

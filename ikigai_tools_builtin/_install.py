@@ -1,5 +1,6 @@
-"""Where this installation's console scripts are: the built-in tools, the ripgrep wheel's
-``rg``. Standard library only: the tools import it too."""
+"""This installation and the machine it runs on: where the console scripts are (the built-in
+tools, the ripgrep wheel's ``rg``), and how many processors a process may use. Standard
+library only: the tools import it, and so does the core."""
 
 from __future__ import annotations
 
@@ -18,3 +19,11 @@ def scripts_dir() -> str:
     import sysconfig
 
     return sysconfig.get_path("scripts")
+
+
+def processors() -> int:
+    """How many processors this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1

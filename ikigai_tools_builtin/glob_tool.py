@@ -13,6 +13,7 @@ import os
 from operator import methodcaller
 
 from ikigai_tools_builtin._budget import Ends, budget
+from ikigai_tools_builtin._install import processors
 from ikigai_tools_builtin._posix import PatternError, glob_part, has_magic, unescape
 from ikigai_tools_builtin._protocol import run_tool
 from ikigai_tools_builtin._walk import entries, is_dir, is_file, join
@@ -189,7 +190,7 @@ def _files_below(
             return
 
     pending = [start]
-    if seen is None and _processors() > 1:
+    if seen is None and processors() > 1:
         listed = 0  # breadth first, until enough directories wait to be shared
         while listed < len(pending) < listed + SHARE_AT:
             scan(pending[listed], pending, found)
@@ -267,14 +268,6 @@ def _receive(data: bytes, found: list[str] | Ends) -> None:
         found.absorb(lines, count, total)
     else:
         found += lines
-
-
-def _processors() -> int:
-    """How many processors this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _step(

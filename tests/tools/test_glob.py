@@ -228,7 +228,7 @@ def wide(tmp_path):
 def _alone(monkeypatch, root, pattern, budget=None):
     """glob's result from one process: the reference for a shared walk."""
     monkeypatch.chdir(root)
-    monkeypatch.setattr(glob_tool, "_processors", lambda: 1)
+    monkeypatch.setattr(glob_tool, "processors", lambda: 1)
     if budget:
         monkeypatch.setenv("IKIGAI_MAX_OUTPUT_BYTES", budget)
     return json.loads(dump(respond(glob_tool.handle, {"pattern": pattern})))
@@ -251,7 +251,7 @@ def test_a_walk_that_cannot_fork_is_walked_alone(monkeypatch, wide):
         raise OSError("no more processes")
 
     expected = _alone(monkeypatch, wide, "**/*.py")
-    monkeypatch.setattr(glob_tool, "_processors", lambda: 2)
+    monkeypatch.setattr(glob_tool, "processors", lambda: 2)
     monkeypatch.setattr(os, "fork", no_fork)
     assert json.loads(dump(respond(glob_tool.handle, {"pattern": "**/*.py"}))) == expected
     assert tried  # the tree is wide enough to share
@@ -259,7 +259,7 @@ def test_a_walk_that_cannot_fork_is_walked_alone(monkeypatch, wide):
 
 def test_a_failed_child_s_half_is_walked_by_the_parent(monkeypatch, wide):
     script = ("import json; from ikigai_tools_builtin import glob_tool; "
-              "glob_tool._processors = lambda: 2; glob_tool._send = lambda fd, found: 1 / 0; "
+              "glob_tool.processors = lambda: 2; glob_tool._send = lambda fd, found: 1 / 0; "
               "print(json.dumps(glob_tool.handle({'pattern': '**/*.py'})))")
     ran = subprocess.run([sys.executable, "-c", script], cwd=wide, capture_output=True,
                          timeout=60)
