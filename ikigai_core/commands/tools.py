@@ -11,7 +11,7 @@ import click
 
 from ikigai_core.app import App
 from ikigai_core.commands.output import dumps, echo_json, printable, warn
-from ikigai_core.errors import IkigaiError
+from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.registry import Registry
 from ikigai_core.skills import SkillIndex
 from ikigai_core.tools import SkippedTool, Tool
@@ -133,6 +133,10 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
     if args_json is None and sys.stdin.isatty():
         warn("reading the arguments as JSON from the terminal; end with Ctrl-D")
     data = sys.stdin.buffer.read() if args_json is None else os.fsencode(args_json)
+    if not data.strip():
+        raise UsageError(f"no arguments for tool '{name}': pass a JSON object, as "
+                         f"`ikigai tool run {name} '{{...}}'` or on stdin "
+                         f"(`ikigai tool show {name}` lists its parameters)")
     from ikigai_core.strictjson import loads  # lazy: `tool list` parses no JSON
 
     registry = app.registry()
