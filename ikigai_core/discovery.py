@@ -16,6 +16,7 @@ from ikigai_core.hookcall import collect, one_line
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
+from ikigai_core.snapshot import Snapshot
 from ikigai_core.tool_schema import validate_schema
 from ikigai_core.tools import (
     TOOL_NAME_RE,
@@ -394,7 +395,10 @@ def discover(
         cache.save()
     except OSError as exc:
         notices.report(f"cannot write the schema cache {cache.path}: {exc.strerror}; continuing")
-    return merge(found, skipped)
+    registry = merge(found, skipped)
+    if cancelled is None or not cancelled.is_set():  # `refresh` compares with the last whole one
+        Snapshot(home).record(registry, notices)
+    return registry
 
 
 def _known_answer(

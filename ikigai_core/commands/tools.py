@@ -201,10 +201,11 @@ def refresh(app: App) -> None:
 
 def refresh_tools(app: App) -> Registry:
     """Rediscover every tool, print what changed, return the new registry (``/refresh`` too)."""
-    from ikigai_core.snapshot import Snapshot
+    from ikigai_core.snapshot import Snapshot, changes_since
 
-    registry = app.registry(refresh=True)
-    changes = Snapshot(app.home).update(registry, app.notices)
+    before = Snapshot(app.home).load()
+    registry = app.registry(refresh=True)  # recorded as the registry to compare with next
+    changes = changes_since(before, registry)
     click.echo(f"Tools refreshed. {len(registry)} tools available.")
     for label, names in (("Added", changes.added), ("Removed", changes.removed),
                          ("Changed", changes.changed)):

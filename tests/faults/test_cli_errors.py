@@ -140,6 +140,7 @@ def test_home_that_is_a_file_in_process(tmp_path, capsys):
     from ikigai_core.notices import Notices
     from ikigai_core.registry import Registry
     from ikigai_core.snapshot import Snapshot
+    from ikigai_core.tools import Tool
     from ikigai_core.trust import TrustStore
 
     home = tmp_path / "home-file"
@@ -149,5 +150,6 @@ def test_home_that_is_a_file_in_process(tmp_path, capsys):
     with pytest.raises(ConfigError, match="cannot read .*config.json"):
         load_settings(home, {})
     notices = Notices()
-    assert Snapshot(home).update(Registry(), notices).added == []
+    Snapshot(home).record(Registry([Tool("t", "d", {"type": "object"}, ("/t",), "user")]),
+                          notices)
     assert "cannot write" in [n.message for n in notices][0]
