@@ -102,11 +102,12 @@ def test_grants_answer_before_the_person_and_end_with_the_run(app):
     assert len(questions) == 1
 
 
-def test_a_decision_that_cannot_be_recorded_is_reported_and_the_call_goes_on(app, isolated_home):
+def test_a_decision_that_cannot_be_recorded_denies_the_call(app, isolated_home):
     (isolated_home / "approvals.jsonl").mkdir()
     answered(app, "y")
-    assert call(app, "bash", {"command": "true"})["tool_success"]
-    assert any("cannot record the decision" in n.message for n in app.notices)
+    assert call(app, "bash", {"command": "true"})["error_code"] == "TOOL_DENIED"
+    assert any("bash was not run: its decision cannot be recorded" in n.message
+               for n in app.notices)
 
 
 def test_a_schema_hint_tightens_a_read_only_default_but_never_loosens(app, tmp_path):

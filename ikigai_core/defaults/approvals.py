@@ -111,7 +111,9 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
         decision, by, reason = _ask(request, by)
     elif decision == "deny":
         reason = f"denied by {by}"
-    _record(context, tool.name, arguments, decision, by, reason)
+    unrecorded = _record(context, tool.name, arguments, decision, by, reason)
+    if unrecorded is not None:  # fail closed: no call runs unrecorded (issue 21 item 5)
+        return CallDecision.deny(unrecorded)
     return CallDecision.allow(by) if decision == "allow" else CallDecision.deny(reason)
 
 
@@ -204,7 +206,8 @@ def _tell(context: CallContext, message: str, kind: str = "warning") -> None:
 
 
 def _record(context: CallContext, name: str, arguments: Any, decision: str, by: str,
-            reason: str) -> None:
+            reason: str) -> str | None:
+    """Append the decision to the audit record; ``None``, or why it could not be."""
     entry = {"tool": name, "arguments": arguments, "decision": decision, "by": by,
              "cwd": str(context.cwd)}
     if reason:
@@ -214,8 +217,11 @@ def _record(context: CallContext, name: str, arguments: Any, decision: str, by: 
     try:
         record_decision(context.home, entry)
     except OSError as exc:
-        _tell(context, f"cannot record the decision in {context.home / 'approvals.jsonl'}: "
-                       f"{exc.strerror}; continuing")
+        problem = (f"its decision cannot be recorded in {context.home / 'approvals.jsonl'}: "
+                   f"{exc.strerror}")
+        _tell(context, f"{name} was not run: {problem}; no call runs until it can be")
+        return problem
+    return None
 
 
 @hookimpl

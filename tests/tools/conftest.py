@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.support import mounts
 
 BIN = Path(sys.executable).parent
 
@@ -70,23 +71,11 @@ def run_tool():
     return run_installed
 
 
-def _mount(*args: str) -> None:
-    """Run ``mount`` or skip the test when this machine does not let us."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting needs root and mount(8)")
-    proc = subprocess.run(["mount", *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount here: {proc.stderr.strip()}")
-
-
 @pytest.fixture
 def tiny_fs(tmp_path):
     """A 64 KiB tmpfs: the disk fills up for real."""
-    mountpoint = tmp_path / "tiny"
-    mountpoint.mkdir()
-    _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mountpoint))
-    yield mountpoint
-    subprocess.run(["umount", str(mountpoint)], check=True)
+    with mounts.tiny_fs(tmp_path / "tiny") as mountpoint:
+        yield mountpoint
 
 
 @pytest.fixture
@@ -97,6 +86,6 @@ def busy_file(tmp_path):
     target, source = directory / "f", tmp_path / "source"
     target.write_text("old content\n")
     source.write_text("old content\n")
-    _mount("--bind", str(source), str(target))
+    mounts.mount("--bind", str(source), str(target))
     yield target
     subprocess.run(["umount", str(target)], check=True)
