@@ -42,6 +42,17 @@ class UserMessage:
     text: str
 
 
+MAX_TOKENS = 2**32
+"""A provider's token count at or above this is no count (issue 21): sums of such
+counts over a long session still fit the session log's 64-bit integers."""
+
+
+def is_token_count(value: Any) -> bool:
+    """True for a whole number of tokens a turn can have used: an ``int`` (not a bool) from
+    0 up to :data:`MAX_TOKENS`; a negative, fractional or absurd count is ignored."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_TOKENS
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens one model turn (or a sum of turns) used, as the provider reported them."""
@@ -61,11 +72,11 @@ class Usage:
     @classmethod
     def read(cls, fields: Any, input_key: str, output_key: str) -> Usage | None:
         """A provider's usage object (``{"prompt_tokens": 10, ...}``) read by its two key
-        names; ``None`` when it holds neither as a number."""
+        names; ``None`` when it holds neither as a count (:func:`is_token_count`)."""
         if not isinstance(fields, Mapping):
             return None
         counts = [fields.get(key) for key in (input_key, output_key)]
-        counts = [c if isinstance(c, int) and not isinstance(c, bool) else None for c in counts]
+        counts = [c if is_token_count(c) else None for c in counts]
         if counts == [None, None]:
             return None
         return cls(counts[0] or 0, counts[1] or 0)

@@ -253,7 +253,7 @@ def test_sessions_list_and_rm(fake_server, isolated_home):
     assert listed[0]["input_tokens"] == 10 and listed[0]["output_tokens"] == 5
     lines = invoke("sessions", "list").stdout.splitlines()
     assert lines[0].startswith(listed[0]["id"]) and lines[0].endswith(
-        "m-two  1 turns  15 tokens  second\\nquestion")
+        "m-two  1 turn  15 tokens  second\\nquestion")
     removed = invoke("sessions", "rm", listed[0]["id"][:6])
     assert removed.stdout == f"Removed session {listed[0]['id']}.\n"
     assert [s["id"] for s in json.loads(invoke("sessions", "list", "--json").stdout)] == [

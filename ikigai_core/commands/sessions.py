@@ -110,7 +110,8 @@ def list_sessions(app: App, as_json: bool) -> None:
         if len(prompt) > PROMPT_SHOWN:
             prompt = prompt[: PROMPT_SHOWN - 1] + "…"
         tokens = s.input_tokens + s.output_tokens
-        click.echo(printable(f"{s.id}  {_when(s.updated)}  {s.model}  {s.turns} turns  "
+        turns = "1 turn" if s.turns == 1 else f"{s.turns} turns"
+        click.echo(printable(f"{s.id}  {_when(s.updated)}  {s.model}  {turns}  "
                              f"{tokens} tokens  {prompt}"))
 
 
