@@ -18,16 +18,21 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ikigai_core.hookcall import collect
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool, ToolCandidate, ToolScan, ToolSource
+from ikigai_tools_builtin._skillfile import (
+    LOAD_SKILL_SCHEMA,
+    SKILL_FILE,
+    SkillFileError,
+    read_skill_file,
+)
+from ikigai_tools_builtin._skillfile import MAX_SKILL_BYTES as MAX_SKILL_BYTES  # re-exported
 
 if TYPE_CHECKING:
     import pluggy
 
     from ikigai_core.notices import Notices
 
-SKILL_FILE = "SKILL.md"
 SKILL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Skill names: what ``/load NAME`` and the ``load_skill`` tool can carry unquoted."""
-MAX_SKILL_BYTES = 256 * 1024
 INDEX_LINE_CHARS = 160
 """The bound on one skill's line in the system prompt's index."""
 
@@ -101,18 +106,12 @@ def read_skill(path: Path, source: str) -> Skill | SkippedSkill:
         return SkippedSkill(fallback, source, reason, path)
 
     try:
-        if path.stat().st_size > MAX_SKILL_BYTES:
-            return skipped(f"larger than {MAX_SKILL_BYTES // 1024} KiB")
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return skipped("not UTF-8 text")
-    except OSError as exc:
-        return skipped(f"cannot read: {exc.strerror}")
-    meta, body = split_front_matter(text)
+        front, body = read_skill_file(path)
+    except SkillFileError as exc:
+        return skipped(str(exc))
+    meta = parse_front_matter(front)
     if isinstance(meta, str):
         return skipped(meta)
-    if agent_skill and meta is None:
-        return skipped("no front matter: start SKILL.md with ---, name:, description:, ---")
     meta = meta or {}
     name = meta.get("name", None if agent_skill else fallback)
     if not isinstance(name, str) or not SKILL_NAME_RE.fullmatch(name):
@@ -133,29 +132,25 @@ def read_skill(path: Path, source: str) -> Skill | SkippedSkill:
                  tools_dir if tools_dir is not None and tools_dir.is_dir() else None)
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any] | str | None, str]:
-    """``(front matter, body)``: the front matter is ``None`` when there is none, and a
-    one-line reason (a ``str``) when it is there but broken."""
-    lines = text.splitlines(keepends=True)
-    if not lines or lines[0].rstrip() != "---":
-        return None, text
-    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip() == "---"), None)
-    if end is None:
-        return "front matter is not closed by a line '---'", text
+def parse_front_matter(front: str | None) -> dict[str, Any] | str | None:
+    """The front matter's YAML text as a mapping (``None`` when there is none), or a
+    one-line reason (a ``str``) when it is broken."""
+    if front is None:
+        return None
     import yaml  # lazy: only reading skills needs it
 
     try:
         # libyaml's loader when PyYAML has it: 6x faster over 50 skills (bench_prompt.py)
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        meta = yaml.load("".join(lines[1:end]), Loader=loader)  # noqa: S506 - a safe loader
+        meta = yaml.load(front, Loader=loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" at line {where.line + 2}" if where is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        return f"bad front matter{line}: {problem}", text
+        return f"bad front matter{line}: {problem}"
     if not isinstance(meta, dict):
-        return "front matter must be a mapping (name: ..., description: ...)", text
-    return meta, "".join(lines[end + 1:])
+        return "front matter must be a mapping (name: ..., description: ...)"
+    return meta
 
 
 def _first_line(body: str) -> str | None:
@@ -275,19 +270,6 @@ def collect_skills(pm: pluggy.PluginManager, *, home: Path, cwd: Path,
 SKILL_TOOL_PRECEDENCE = -10
 """A skill's own tools lose to every other tool of the same name."""
 LOAD_SKILL = "load_skill"
-LOAD_SKILL_SCHEMA = {
-    "name": LOAD_SKILL,
-    "description": "Load a skill listed under Skills in the system prompt: its full "
-                   "instructions come back, and the tools it brings are available from the "
-                   "next turn.",
-    "parameters": {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "The skill's name"}},
-        "required": ["name"],
-    },
-}
-"""The schema of ``load_skill`` (``ikigai_tools_builtin/load_skill_tool.py``), given with
-its candidate so discovery never asks it."""
 
 
 def skill_tool_source(skill: Skill) -> str:
