@@ -43,6 +43,12 @@ class Settings(NamedTuple):
             raise ConfigError(problems[name])
         return object.__getattribute__(self, name)
 
+    def verify(self) -> None:
+        """Refuse now the first wrongly configured setting (``ask`` and ``chat`` call this
+        before the model is asked: a bad tool setting must not cost a paid turn first)."""
+        if self.problems:
+            raise ConfigError(next(iter(self.problems.values())))
+
 
 ENV_VARS = {
     "tool_timeout": "IKIGAI_TOOL_TIMEOUT",
@@ -61,6 +67,9 @@ ENV_VARS = {
 LIST_KEYS = ("enabled_tools", "disabled_tools")
 """Settings holding names: a JSON list of strings, or one comma-separated string."""
 
+CHOICES = {"sandbox": ("off", "read-only", "workspace-write")}
+"""Settings whose value is one of a few words."""
+
 
 def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
     if kind is tuple:
@@ -71,7 +80,7 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
         raise ConfigError(f"{origin}: '{key}' must be a list of tool names, got {value!r}; "
                           "fix or remove it")
     if kind is str:
-        if isinstance(value, str) and value:
+        if isinstance(value, str) and value and value in CHOICES.get(key, (value,)):
             return value
     elif kind in (bool, dict):
         if isinstance(value, kind):
@@ -88,6 +97,8 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
             return kind(value)
     expected = {str: "a non-empty string", bool: "true or false",
                 dict: "a JSON object"}.get(kind, f"a positive {kind.__name__}")
+    if key in CHOICES:
+        expected = f"one of {', '.join(CHOICES[key])}"
     raise ConfigError(f"{origin}: '{key}' must be {expected}, got {value!r}; fix or remove it")
 
 

@@ -128,4 +128,6 @@ def test_a_misspelt_mode_is_one_line(monkeypatch):
     monkeypatch.setenv("IKIGAI_SANDBOX", "workspace")
     result = invoke("tool", "run", "bash", '{"command": "true"}')
     assert result.exit_code == 1
-    assert "sandbox must be one of off, read-only, workspace-write" in result.stderr
+    assert result.stderr == ("ikigai: environment variable IKIGAI_SANDBOX: 'sandbox' must be "
+                             "one of off, read-only, workspace-write, got 'workspace'; "
+                             "fix or remove it\n")

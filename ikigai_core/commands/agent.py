@@ -98,8 +98,9 @@ continue_option = click.option(
 
 def make_agent(app: App, front: FrontEnd, provider: str | None, model: str | None,
                stream: bool, max_turns: int | None) -> Agent:
-    """The agent the options ask for, reporting to ``front``; a missing API key fails here,
-    before any discovery."""
+    """The agent the options ask for, reporting to ``front``; a wrongly configured setting
+    or a missing API key fails here, before any discovery."""
+    app.settings.verify()
     chosen = choose_provider(app, provider)
     api_key(chosen, app.environ)
     return Agent(

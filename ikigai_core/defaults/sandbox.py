@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from ikigai_core import hookimpl
+from ikigai_core.config import CHOICES
 from ikigai_core.errors import ConfigError, IkigaiError
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
     from ikigai_core.lifecycle import CallContext, ProcessSpec
 
-MODES = ("off", "read-only", "workspace-write")
+MODES = CHOICES["sandbox"]
 PACKAGE = "bubblewrap"
 PROBE_TIMEOUT = 5.0
 _BASE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -37,7 +38,8 @@ class SandboxUnavailable(IkigaiError):
 
 
 def sandbox_mode(settings: Settings) -> str:
-    """The configured mode, checked (a misspelt mode is an error, not ``off``)."""
+    """The configured mode, checked (a misspelt mode is an error, not ``off``): settings
+    read from the configuration are checked as they load, ones built by hand here."""
     if settings.sandbox not in MODES:
         raise ConfigError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}; "
                           "fix IKIGAI_SANDBOX or 'sandbox' in config.json")
