@@ -123,7 +123,8 @@ class Agent:
                     f"stopped after {turns} turn{'s' if turns > 1 else ''}: the model still "
                     "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"
                 )
-            conversation.add(ToolResultsMessage(self.run_calls(reply.tool_calls)))
+            offered = {tool.name: tool for tool in tools}
+            conversation.add(ToolResultsMessage(self.run_calls(reply.tool_calls, offered)))
 
     def _follow_tool_changes(self) -> None:
         """Discover again when a plugin says its tools changed (``ikigai_tools_changed``)."""
@@ -134,8 +135,15 @@ class Agent:
         if any(self._tools_changed()):
             self.registry = self.app.registry()
 
-    def run_calls(self, calls: Sequence[ToolCall]) -> tuple[ToolResult, ...]:
+    def run_calls(
+        self, calls: Sequence[ToolCall], offered: Mapping[str, Tool]
+    ) -> tuple[ToolResult, ...]:
         """Run ``calls`` concurrently, one worker thread each; their results in call order.
+
+        Only the tools in ``offered`` (those the request advertised) can run: a call of
+        any other is ``TOOL_NOT_FOUND`` and starts nothing, so ``--tools``, ``--no-tools``,
+        the config's toolset, ``/toolset`` and unloaded skills hold whatever the model
+        asks (issue 21 item 11).
 
         On Ctrl-C (or any exception in this thread) every running tool's process group
         is killed and the workers are waited for before the exception propagates.
@@ -143,7 +151,7 @@ class Agent:
         for call in calls:
             self.on_tool_start(call)
         with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
-            futures = {pool.submit(self._timed, call): call for call in calls}
+            futures = {pool.submit(self._timed, call, offered): call for call in calls}
             try:
                 for future in as_completed(futures):
                     self.on_tool_end(futures[future], future.result().envelope)
@@ -152,14 +160,15 @@ class Agent:
                 raise
         return tuple(future.result() for future in futures)
 
-    def _timed(self, call: ToolCall) -> ToolResult:
+    def _timed(self, call: ToolCall, offered: Mapping[str, Tool]) -> ToolResult:
         started = time.monotonic()
-        done = self.call(call)
+        done = self.call(call, offered)
         return ToolResult(call, done.envelope, time.monotonic() - started,
                           within_limit(done.outcome.attachments))
 
-    def call(self, call: ToolCall) -> CallResult:
-        """Run one tool call through the executor and return what happened.
+    def call(self, call: ToolCall, offered: Mapping[str, Tool]) -> CallResult:
+        """Run one tool call of a tool in ``offered`` through the executor and return
+        what happened.
 
         Arguments the provider could not parse get ``INVALID_PARAMS`` without running
         anything; the provider undoes its schema changes (``prepare_arguments``) first.
@@ -168,7 +177,7 @@ class Agent:
         if call.arguments is None:
             unparsed = call.arguments_error or "not a JSON object"
         done = self.app.executor.call(
-            self.registry, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
+            offered, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
             prepare=self.provider.prepare_arguments,
         )
         result = done.outcome.result

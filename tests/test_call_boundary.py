@@ -1,20 +1,112 @@
 """The call boundary: what reaches a tool, and what ikigai says when a call cannot start
-(issue 21 items 8 and 11, issue 22 items 3 and 16)."""
+(issue 21 items 8 and 11, issue 22 items 3 and 16).
+
+The model is the fake OpenAI server (tests/support/fakeserver.py) scripting the calls an
+attacker would; ``ikigai`` runs as a real subprocess, and so do the tools.
+"""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.replies import REPLIES
+from tests.test_skills import write_skill
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
+OPENAI = REPLIES["openai"]
 
 
-def ikigai(*args: str, cwd: Path, stdin: int | None = None,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def ikigai(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
     """The installed ``ikigai`` as a real subprocess (60 s at most)."""
-    return subprocess.run([IKIGAI, *args], cwd=cwd, stdin=stdin, env=env, capture_output=True,
+    return subprocess.run([IKIGAI, *args], cwd=cwd, stdin=stdin, capture_output=True,
                           text=True, timeout=60)
+
+
+@pytest.fixture
+def model(fake_server, monkeypatch):
+    """The fake OpenAI server as the model: ``model(calls, ...)`` scripts one turn of tool
+    calls per argument, then a last turn "Done."; returns the server."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-boundary-0123456789")
+
+    def script(*turns: list[tuple[str, str, Any]]) -> Any:
+        fake_server.push(*(OPENAI.reply(calls=calls) for calls in turns), OPENAI.reply("Done."))
+        return fake_server
+
+    return script
+
+
+def results(request: Any) -> list[dict[str, Any]]:
+    """The envelopes a request to OpenAI sends back, in call order."""
+    return [json.loads(m["content"]) for m in request.json["messages"] if m["role"] == "tool"]
+
+
+def ask(cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    ran = ikigai("ask", "--provider", "openai", "--no-stream", *options, "go", cwd=cwd)
+    assert ran.returncode == 0, ran.stderr
+    assert "Traceback" not in ran.stderr
+    return ran
+
+
+# -- Choosing tools is a boundary (issue 21 item 11) --------------------------------------
+
+
+def test_no_tools_means_a_file_read_call_reads_nothing(model, tmp_path):
+    (tmp_path / "secret.txt").write_text("the secret is 42\n")
+    server = model([("c1", "file_read", {"file_path": "secret.txt"})])
+    ran = ask(tmp_path, "--no-tools")
+    assert "ikigai: ← file_read TOOL_NOT_FOUND" in ran.stderr
+    envelope, = results(server.requests[1])
+    assert envelope["error_code"] == "TOOL_NOT_FOUND"
+    assert "42" not in server.requests[1].body.decode()
+
+
+def test_a_disabled_tool_never_starts_even_with_yes(model, tmp_path, isolated_home):
+    (isolated_home / "config.json").write_text('{"disabled_tools": ["bash"]}')
+    marker = tmp_path / "marker"
+    server = model([("c1", "bash", {"command": f"touch {marker}"}),
+                    ("c2", "glob", {"pattern": "*", "path": None})])
+    ran = ask(tmp_path, "--yes")
+    assert not marker.exists()
+    assert [e.get("error_code") for e in results(server.requests[1])] == ["TOOL_NOT_FOUND", None]
+    assert "ikigai: ← bash TOOL_NOT_FOUND" in ran.stderr
+
+
+def test_tools_option_offers_and_runs_only_the_tools_named(model, tmp_path):
+    marker = tmp_path / "marker"
+    server = model([("c1", "file_write", {"file_path": str(marker), "content": "x"}),
+                    ("c2", "glob", {"pattern": "*", "path": None})])
+    ask(tmp_path, "--tools", "glob", "--yes")
+    assert not marker.exists()
+    not_found, ran = results(server.requests[1])
+    assert not_found["error_code"] == "TOOL_NOT_FOUND"
+    assert "Available tools: glob" in not_found["error"]
+    assert ran["tool_success"] is True
+
+
+def test_a_skill_tool_runs_only_once_its_skill_is_loaded(model, tmp_path, isolated_home):
+    skill = write_skill(isolated_home / "skills", "stamping").parent
+    marker = tmp_path / "marker"
+    (skill / "tools").mkdir()
+    stamp = skill / "tools" / "stamp-tool"
+    stamp.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = --schema ]; then echo \'{"name": "stamp", "description": "Stamp.",'
+        ' "parameters": {"type": "object", "properties": {}}}\'; exit 0; fi\n'
+        f"echo stamped >> {marker}; echo '{{\"ok\": true}}'\n")
+    stamp.chmod(0o755)
+    server = model([("c1", "stamp", {})], [("c2", "load_skill", {"name": "stamping"})],
+                   [("c3", "stamp", {})])
+    ask(tmp_path, "--yes")
+    assert [results(request)[-1].get("error_code") for request in server.requests[1:]] == [
+        "TOOL_NOT_FOUND", None, None]
+    assert marker.read_text() == "stamped\n"
 
 
 def test_tool_run_without_arguments_is_a_usage_error_naming_what_to_pass(tmp_path):
