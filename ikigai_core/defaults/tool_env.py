@@ -6,7 +6,8 @@ Modelled on Codex's ``shell_environment_policy``. Three steps, in order:
    :data:`CORE_VARS` only, ``none`` from nothing;
 2. ``exclude``: remove every variable matching one of these globs, and always every
    provider's API-key variable (the four well-known ones and each installed provider's
-   ``api_key_env``);
+   ``api_key_env``), and any other variable holding the same value as one of them (an
+   mcp.json ``env`` entry ``"K": "${OPENAI_API_KEY}"``, issue 21);
 3. ``include``: add back every variable of ikigai's environment matching one of these
    globs, even one step 1 or 2 left out (include ``OPENAI_API_KEY`` to hand a tool the key).
 
@@ -39,6 +40,9 @@ CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "LANG", "LA
 """What ``inherit: core`` keeps: enough for a shell and a locale."""
 
 ALWAYS_KEPT = ("IKIGAI_MAX_OUTPUT_BYTES",)
+MIN_KEY_LENGTH = 8
+"""A key variable's value shorter than this is no secret worth matching by value: ``x``
+would take every variable set to ``x`` with it (the transport's redaction has the same rule)."""
 _WILDCARDS = frozenset("*?[")
 INHERIT = ("all", "core", "none")
 
@@ -47,20 +51,30 @@ INHERIT = ("all", "core", "none")
 def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
     """Replace the tool's environment with what the ``tool_env`` policy lets through."""
     spec.env = filter_env(spec.env, context.settings.tool_env,
-                          provider_key_vars(context.home / "cache"))
+                          provider_key_vars(context.home / "cache"), context.environ)
 
 
-def filter_env(env: Mapping[str, str], policy: Mapping[str, Any],
-               key_vars: Iterable[str]) -> dict[str, str]:
-    """``env`` after the three steps of ``policy`` (see the module docstring)."""
+def filter_env(env: Mapping[str, str], policy: Mapping[str, Any], key_vars: Iterable[str],
+               keys_from: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` after the three steps of ``policy`` (see the module docstring); the keys'
+    values are those of ``keys_from`` (ikigai's own environment; default ``env``)."""
     inherit, exclude, include = _read(policy)
     base = {"all": ("*",), "core": CORE_VARS, "none": ()}[inherit]
+    key_vars = tuple(key_vars)
     removed = (*key_vars, *exclude)
+    keys = _withheld_values(env if keys_from is None else keys_from, key_vars, include)
     kept = {name: value for name, value in env.items()
-            if _matches(name, base) and not _matches(name, removed)}
+            if _matches(name, base) and not _matches(name, removed) and value not in keys}
     kept.update((name, value) for name, value in env.items()
                 if _matches(name, (*include, *ALWAYS_KEPT)))
     return kept
+
+
+def _withheld_values(environ: Mapping[str, str], key_vars: Iterable[str],
+                     include: Iterable[str]) -> frozenset[str]:
+    """The values of the key variables ``include`` does not name (long enough to be keys)."""
+    return frozenset(value for var in key_vars if not _matches(var, include)
+                     for value in (environ.get(var, ""),) if len(value) >= MIN_KEY_LENGTH)
 
 
 def _matches(name: str, patterns: Iterable[str]) -> bool:

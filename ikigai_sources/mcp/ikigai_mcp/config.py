@@ -2,7 +2,8 @@
 and Cursor write them.
 
 A stdio server has ``command`` (and ``args``, ``env``, ``cwd``); a Streamable HTTP server
-has ``url`` (and ``headers``). ``${VAR}`` in any string expands from the environment.
+has ``url`` (and ``headers``). ``${VAR}`` in any string expands from the environment; a
+project's file may not read what ``tool_env`` keeps from tools (a provider key, issue 21).
 ikigai adds one optional key: ``startupTimeout``, seconds to wait for the server to start
 and list its tools (default 10).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ class McpConfigError(IkigaiError):
 class ServerConfig:
     """One configured MCP server, ``${VAR}`` already expanded.
 
+    What it shows people (:attr:`where`, and errors through :meth:`unexpand`) has every
+    value a ``${VAR}`` gave put back as ``${VAR}``: a key in a URL is never printed.
+
     :param name: the server's name (tools are called ``NAME__TOOL``).
     :param scope: ``user`` (``$IKIGAI_HOME/mcp.json``) or ``project`` (``./.ikigai/mcp.json``).
     :param command: the stdio server's argv (empty for an HTTP server).
@@ -45,6 +49,7 @@ class ServerConfig:
     :param url: the Streamable HTTP endpoint (``None`` for a stdio server).
     :param headers: HTTP headers sent to it.
     :param startup_timeout: seconds allowed to start and list the tools.
+    :param variables: the value of each ``${VAR}`` its entry used, by name.
     """
 
     name: str
@@ -55,6 +60,7 @@ class ServerConfig:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
+    variables: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -69,12 +75,28 @@ class ServerConfig:
 
     @property
     def where(self) -> str:
-        """The server for people: its command line or its URL."""
-        return self.url if self.url is not None else " ".join(self.command)
+        """The server for people: its command line or its URL, as written (``${VAR}``)."""
+        return self.unexpand(self.url if self.url is not None else " ".join(self.command))
+
+    def unexpand(self, text: str) -> str:
+        """``text`` with each value a ``${VAR}`` of this server gave (as is or URL-quoted)
+        written ``${VAR}`` again; values too short to be secrets are left alone."""
+        from urllib.parse import quote
+
+        from ikigai_core.defaults.tool_env import MIN_KEY_LENGTH
+
+        for var, value in sorted(self.variables.items(), key=lambda item: -len(item[1])):
+            if len(value) >= MIN_KEY_LENGTH:
+                for form in dict.fromkeys((value, quote(value, safe=""))):
+                    text = text.replace(form, f"${{{var}}}")
+        return text
 
 
 def read_raw(path: Path) -> dict[str, Any]:
     """The file's ``mcpServers`` object as written (``{}`` when the file is missing)."""
+    from ikigai_core.statefiles import check_private
+
+    check_private(path, McpConfigError)  # others could have written it: refused (ssh's rule)
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
@@ -89,13 +111,15 @@ def read_raw(path: Path) -> dict[str, Any]:
     return servers
 
 
-def load(path: Path, scope: str, environ: Mapping[str, str]) -> list[ServerConfig | McpConfigError]:
+def load(path: Path, scope: str, environ: Mapping[str, str],
+         withheld: Collection[str] = ()) -> list[ServerConfig | McpConfigError]:
     """Every server in ``path``, expanded, in file order; one that cannot be used is its
-    error instead (the others still load). A file that cannot be read at all raises."""
+    error instead (the others still load). A file that cannot be read at all raises.
+    A server using a variable of ``withheld`` is such an error."""
     found: list[ServerConfig | McpConfigError] = []
     for name, entry in read_raw(path).items():
         try:
-            found.append(parse(name, entry, scope, environ, path))
+            found.append(parse(name, entry, scope, environ, path, withheld))
         except McpConfigError as exc:
             exc.server = name
             found.append(exc)
@@ -103,8 +127,9 @@ def load(path: Path, scope: str, environ: Mapping[str, str]) -> list[ServerConfi
 
 
 def parse(name: str, entry: Any, scope: str, environ: Mapping[str, str],
-          path: Path | str) -> ServerConfig:
-    """One ``mcpServers`` entry as a :class:`ServerConfig`."""
+          path: Path | str, withheld: Collection[str] = ()) -> ServerConfig:
+    """One ``mcpServers`` entry as a :class:`ServerConfig`; ``${VAR}`` may name no
+    variable of ``withheld``."""
     where = f"{path}: server '{name}'"
     if not SERVER_NAME_RE.fullmatch(name):
         raise McpConfigError(f"{where}: a server name is 1-40 of A-Z a-z 0-9 _ -; rename it")
@@ -114,7 +139,8 @@ def parse(name: str, entry: Any, scope: str, environ: Mapping[str, str],
     if unknown:
         raise McpConfigError(f"{where}: unknown key '{unknown[0]}'; known keys: "
                              f"{', '.join(sorted(_KEYS))}")
-    entry = _expand(entry, environ, where)
+    variables: dict[str, str] = {}
+    entry = _expand(entry, environ, where, withheld, variables)
     has_command, has_url = "command" in entry, "url" in entry
     if has_command == has_url:
         raise McpConfigError(f"{where} needs exactly one of \"command\" (stdio) and \"url\" "
@@ -125,7 +151,7 @@ def parse(name: str, entry: Any, scope: str, environ: Mapping[str, str],
     if has_url:
         return ServerConfig(name, scope, url=_string(entry["url"], where, "url"),
                             headers=_strings(entry.get("headers", {}), where, "headers"),
-                            startup_timeout=float(timeout))
+                            startup_timeout=float(timeout), variables=variables)
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise McpConfigError(f"{where}: args must be a list of strings")
@@ -133,7 +159,7 @@ def parse(name: str, entry: Any, scope: str, environ: Mapping[str, str],
     return ServerConfig(name, scope, command=(_string(entry["command"], where, "command"), *args),
                         env=_strings(entry.get("env", {}), where, "env"),
                         cwd=None if cwd is None else _string(cwd, where, "cwd"),
-                        startup_timeout=float(timeout))
+                        startup_timeout=float(timeout), variables=variables)
 
 
 def _string(value: Any, where: str, key: str) -> str:
@@ -148,20 +174,28 @@ def _strings(value: Any, where: str, key: str) -> dict[str, str]:
     return dict(value)
 
 
-def _expand(value: Any, environ: Mapping[str, str], where: str) -> Any:
-    """``${VAR}`` in every string of ``value``, from ``environ``; an unset one is an error."""
+def _expand(value: Any, environ: Mapping[str, str], where: str, withheld: Collection[str],
+            used: dict[str, str]) -> Any:
+    """``${VAR}`` in every string of ``value``, from ``environ``, each one read recorded in
+    ``used``; an unset one, or one of ``withheld``, is an error."""
     if isinstance(value, str):
         def sub(match: re.Match[str]) -> str:
             var = match.group(1)
+            if var in withheld:
+                raise McpConfigError(
+                    f"{where} uses ${{{var}}}, which tool_env keeps from tools (a provider "
+                    "key, or a variable config.json excludes); a project's mcp.json may not "
+                    "read it: name it in tool_env.include in config.json to allow it")
             if var not in environ:
                 raise McpConfigError(f"{where} uses ${{{var}}}, which is not set; set it or "
                                      "edit the server")
+            used[var] = environ[var]
             return environ[var]
         return _VAR_RE.sub(sub, value)
     if isinstance(value, list):
-        return [_expand(v, environ, where) for v in value]
+        return [_expand(v, environ, where, withheld, used) for v in value]
     if isinstance(value, dict):
-        return {k: _expand(v, environ, where) for k, v in value.items()}
+        return {k: _expand(v, environ, where, withheld, used) for k, v in value.items()}
     return value
 
 

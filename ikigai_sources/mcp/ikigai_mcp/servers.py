@@ -1,7 +1,8 @@
 """Which MCP servers this invocation uses: ``$IKIGAI_HOME/mcp.json``, then the project's
 ``PROJECT/.ikigai/mcp.json`` once the project directory is trusted (a project server replaces
 a user server of the same name). The project is found as the scanner finds it
-(:func:`ikigai_core.project.find_project`)."""
+(:func:`ikigai_core.project.find_project`). A project's ``${VAR}`` reads only what the
+``tool_env`` policy hands a tool: never a provider key unless ``tool_env.include`` names it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan
+from ikigai_core.errors import ConfigError
 from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
 from ikigai_mcp import project_config, user_config
@@ -43,7 +45,13 @@ def configured_at(home: Path, root: Path | None,
     project = project_config(root) if root is not None else None
     if root is not None and project is not None and project.exists():
         if TrustStore(home).is_trusted(root):
-            _add(servers, project, "project", environ)
+            try:
+                withheld = withheld_from_projects(home, environ)
+            except ConfigError as exc:  # fail closed: no policy, no project server
+                servers.skipped.append(SkippedTool(project.name, "mcp", f"{exc}; the "
+                                                   "project's MCP servers are left out", project))
+            else:
+                _add(servers, project, "project", environ, withheld)
         else:
             reason = f"project directory not trusted; run `ikigai trust {root}`"
             try:
@@ -55,9 +63,25 @@ def configured_at(home: Path, root: Path | None,
     return servers
 
 
-def _add(servers: Servers, path: Path, scope: str, environ: Mapping[str, str]) -> None:
+def withheld_from_projects(home: Path, environ: Mapping[str, str]) -> frozenset[str]:
+    """The variables of ``environ`` a project's ``mcp.json`` may not read: those the
+    ``tool_env`` policy of ``home/config.json`` keeps from a tool (every provider key, and
+    any variable holding one's value, unless ``tool_env.include`` names it).
+
+    :raises ConfigError: ``config.json`` or its ``tool_env`` cannot be read.
+    """
+    from ikigai_core.config import load_settings
+    from ikigai_core.defaults.tool_env import filter_env, provider_key_vars
+
+    policy = load_settings(home, environ).tool_env
+    return frozenset(environ).difference(
+        filter_env(environ, policy, provider_key_vars(home / "cache")))
+
+
+def _add(servers: Servers, path: Path, scope: str, environ: Mapping[str, str],
+         withheld: frozenset[str] = frozenset()) -> None:
     try:
-        found = load(path, scope, environ)
+        found = load(path, scope, environ, withheld)
     except McpConfigError as exc:
         servers.skipped.append(SkippedTool(path.name, "mcp", str(exc), path))
         return

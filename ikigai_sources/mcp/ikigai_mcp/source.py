@@ -34,7 +34,10 @@ SEPARATOR = "__"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 tools_changed = threading.Event()
-"""Set when a running server said ``notifications/tools/list_changed`` (and was listed again)."""
+"""Set the moment a running server says ``notifications/tools/list_changed``."""
+_relistings: dict[str, concurrent.futures.Future[list[dict[str, Any]]]] = {}
+"""The new listing each such server was asked for, by its configuration key: the next
+discovery waits for it (within the server's ``startupTimeout``)."""
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -87,7 +90,7 @@ class McpSource:
         self.notices = notices
         self._warm_lock = threading.Lock()
         self._warmed = False
-        self._entry = None if refresh else self.cache.get(config.key)
+        self._entry = None if refresh else self._relisted() or self.cache.get(config.key)
         if self._entry is None:  # start listing now, so every server starts in parallel
             self._connection().start()
 
@@ -97,7 +100,7 @@ class McpSource:
     def _connection(self) -> Connection:
         from ikigai_mcp import sessions  # lazy: the SDK is imported only to talk to a server
 
-        return sessions.connection(self.config, self.home, on_tools=self._listed_again,
+        return sessions.connection(self.config, self.home, on_tools=self._relisting,
                                    prepare=self.prepare)
 
     def warm(self) -> None:
@@ -116,13 +119,14 @@ class McpSource:
         error = ready.exception()
         if error is None:
             if self._entry is None or ready.result() != self._entry.get("tools"):
-                self._listed_again(ready.result())  # it changed since it was cached
+                self._changed({"tools": ready.result()})  # it changed since it was cached
             return
         if isinstance(error, Closed):  # ikigai ended before the server was up
             return
-        self._changed({"error": str(error)})
+        reason = self.config.unexpand(str(error))  # a key in a URL stays ${VAR}
+        self._changed({"error": reason})
         if self.notices is not None:
-            self.notices.report(f"MCP server '{self.config.name}' is not usable: {error}; its "
+            self.notices.report(f"MCP server '{self.config.name}' is not usable: {reason}; its "
                                 "tools are left out until `ikigai refresh`", plugin="mcp")
 
     def listing(self) -> Mapping[str, Any]:
@@ -133,7 +137,7 @@ class McpSource:
             try:
                 self._entry = {"tools": self._connection().tools()}
             except ServerError as exc:
-                self._entry = {"error": str(exc)}
+                self._entry = {"error": self.config.unexpand(str(exc))}
             self._save(self._entry)
         return self._entry
 
@@ -166,16 +170,37 @@ class McpSource:
         except OSError:  # an unwritable cache costs a listing next time, nothing else
             pass
 
-    def _listed_again(self, tools: list[dict[str, Any]]) -> None:
-        """A new listing (``tools/list_changed``)."""
-        self._changed({"tools": tools})
+    def _relisting(self, tools: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
+        """The server said ``tools/list_changed`` and is being listed again: the next turn
+        rediscovers, and waits for the new listing."""
+        _relistings[self.config.key] = tools
+        tools.add_done_callback(self._listed_again)
+        tools_changed.set()
+
+    def _listed_again(self, tools: concurrent.futures.Future[list[dict[str, Any]]]) -> None:
+        if tools.exception() is None:
+            self._remember({"tools": tools.result()})
+
+    def _relisted(self) -> Mapping[str, Any] | None:
+        """The new listing of a server that said ``tools/list_changed`` (waited for within
+        its ``startupTimeout``); ``None`` when it said nothing, or could not be listed."""
+        tools = _relistings.pop(self.config.key, None)
+        if tools is None:
+            return None
+        try:
+            return {"tools": tools.result(self.config.startup_timeout)}
+        except Exception:  # the listing failed or is late: the cached listing stands
+            return None
 
     def _changed(self, entry: dict[str, Any]) -> None:
         """A listing or failure learnt after discovery: remember it; the next turn
         rediscovers."""
+        self._remember(entry)
+        tools_changed.set()
+
+    def _remember(self, entry: dict[str, Any]) -> None:
         self._entry = entry
         self._save(entry)
-        tools_changed.set()
 
 
 class McpRunner:
@@ -192,6 +217,12 @@ class McpRunner:
     def warm(self) -> None:
         """Start the server's session in the background (every tool of a server shares it)."""
         self.source.warm()
+
+    def ready(self, cancelled: _threading.Event) -> None:
+        """Start the server's session, or restart it if it froze, before the call's clock
+        starts (the executor calls this first); a server that cannot start raises
+        :class:`~ikigai_mcp.sessions.ServerError`, its reason."""
+        self.source._connection().ready(cancelled)
 
     def call(self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
              cancelled: _threading.Event) -> ToolOutcome:
@@ -212,7 +243,8 @@ class McpRunner:
                                f"{timeout:g} s; the MCP server '{server}' was told to cancel it",
                                error_code=TOOL_TIMEOUT)
         except ServerError as exc:
-            return ToolOutcome(tool.name, error=f"Tool '{tool.name}' failed: {exc}",
+            reason = self.source.config.unexpand(str(exc))
+            return ToolOutcome(tool.name, error=f"Tool '{tool.name}' failed: {reason}",
                                error_code=TOOL_CRASHED)
         except MCPError as exc:
             code = INVALID_PARAMS if exc.error.code == -32602 else TOOL_CRASHED
