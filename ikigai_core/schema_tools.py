@@ -164,3 +164,107 @@ def inline_refs(schema: Schema) -> Schema:
         return out
 
     return expand(schema, ())
+
+
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+"""The dialect the providers' APIs validate a tool's schema in (Anthropic's ``input_schema``,
+OpenAI's ``parameters``, Gemini's ``parametersJsonSchema``)."""
+_DRAFT_07_ONLY = ("items", "additionalItems", "definitions", "dependencies",
+                  "exclusiveMinimum", "exclusiveMaximum")
+"""What :func:`draft_07_problems` looks for (``items`` as a list, the bounds as booleans)."""
+_NAMING = frozenset({*SUBSCHEMA_MAPS, *SUBSCHEMA_LISTS, "dependencies"})
+"""Keywords whose next JSON-pointer token is a name or an index, not a keyword."""
+
+
+def draft_2020_12(schema: Schema) -> tuple[Schema, list[str]]:
+    """``schema`` with draft-07's keywords in their draft 2020-12 form at every depth, and
+    what changed: an array-form ``items`` becomes ``prefixItems`` (``additionalItems``
+    becomes ``items``), ``definitions`` ``$defs`` (references rewritten), ``dependencies``
+    ``dependentRequired`` (a list) or ``dependentSchemas`` (a schema). A draft-04 boolean
+    ``exclusiveMinimum``/``exclusiveMaximum`` takes its bound's number, and a ``$schema``
+    naming another dialect names 2020-12: the meaning is the same."""
+    changes: list[str] = []
+
+    def convert(node: Schema, path: str) -> Schema:
+        if not isinstance(node, Mapping):
+            return node
+        out, done = _keywords_2020_12(node)
+        if done:
+            changes.append(f"{path or '/'}: {'; '.join(done)} (draft 2020-12)")
+        return map_subschemas_at(out, path, convert)
+
+    converted = convert(schema, "")
+    if changes:
+        _rewrite_refs(converted)
+    if isinstance(converted, dict) and converted.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
+        changes.append(f"/: $schema {converted['$schema']} sent as {DRAFT_2020_12}")
+        converted["$schema"] = DRAFT_2020_12
+    return converted, changes
+
+
+def draft_07_problems(schema: Schema) -> list[str]:
+    """Where ``schema`` is not draft 2020-12 in the ways :func:`draft_2020_12` rewrites,
+    one line each (for the providers' ``rules.py``)."""
+    found = [f"{path}: {key} is not draft 2020-12" for path, node, _ in walk(schema)
+             if isinstance(node, Mapping) for key in _DRAFT_07_ONLY
+             if key in node and (key != "items" or isinstance(node[key], list))
+             and (not key.startswith("exclusive") or isinstance(node[key], bool))]
+    if isinstance(schema, Mapping) and schema.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
+        found.append(f"/: $schema {schema['$schema']} is not draft 2020-12")
+    return found
+
+
+def _keywords_2020_12(node: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """One node's draft-07 keywords in 2020-12 form (not its subschemas'), and what changed."""
+    out, done = dict(node), []
+    extra = out.pop("additionalItems", None)
+    if isinstance(out.get("items"), list):
+        out["prefixItems"] = out.pop("items")
+        if extra is not None:
+            out["items"] = extra
+        done.append("items list sent as prefixItems"
+                    + (", additionalItems as items" if extra is not None else ""))
+    elif extra is not None:
+        done.append("additionalItems left out (it applies to an items list only)")
+    if isinstance(out.get("definitions"), Mapping):
+        out["$defs"] = {**out.pop("definitions"), **out.get("$defs", {})}
+        done.append("definitions sent as $defs")
+    dependencies = out.pop("dependencies", None)
+    if isinstance(dependencies, Mapping):
+        for name, value in dependencies.items():
+            key = "dependentRequired" if isinstance(value, list) else "dependentSchemas"
+            out[key] = {**out.get(key, {}), name: value}
+        done.append("dependencies sent as dependentRequired/dependentSchemas")
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        if isinstance(out.get(exclusive), bool):
+            if out.pop(exclusive) and bound in out:
+                out[exclusive] = out.pop(bound)
+            done.append(f"{exclusive} true/false sent as a number")
+    return out, done
+
+
+def _rewrite_refs(schema: dict[str, Any]) -> None:
+    """Point every local ``$ref`` in ``schema`` where :func:`draft_2020_12` moved its target."""
+    for _, node, _ in walk(schema):
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            node["$ref"] = _ref_2020_12(node["$ref"])
+
+
+def _ref_2020_12(ref: str) -> str:
+    """``#/definitions/x`` -> ``#/$defs/x``, ``.../items/0`` -> ``.../prefixItems/0``,
+    ``#/dependencies/x`` -> ``#/dependentSchemas/x``, at keyword positions only."""
+    if not ref.startswith("#/"):
+        return ref
+    tokens = ref.split("/")
+    renamed = {"definitions": "$defs", "dependencies": "dependentSchemas"}
+    at_keyword = True
+    for i in range(1, len(tokens)):
+        token, following = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else ""
+        if not at_keyword:
+            at_keyword = True
+            continue
+        if token == "items" and following.isdigit():
+            tokens[i] = "prefixItems"
+        tokens[i] = renamed.get(tokens[i], tokens[i])
+        at_keyword = token not in _NAMING and tokens[i] != "prefixItems"
+    return "/".join(tokens)

@@ -11,6 +11,7 @@ import pytest
 from ikigai_provider_anthropic import rules as anthropic_rules
 from ikigai_provider_google import rules as google_rules
 from ikigai_provider_openai import rules as openai_rules
+from jsonschema.validators import Draft202012Validator
 
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.providers import collect_providers
@@ -71,6 +72,30 @@ def test_each_schema_goes_in_a_form_the_api_accepts_or_is_left_out(provider, ide
         description = node.get("description") if isinstance(node, Mapping) else None
         if name in (sent.get("properties") or {}) and description:
             assert json.dumps(description)[1:-1] in text, f"{name}: its description"
+
+
+def json_schema_sent(provider: str, declaration: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The parameters as the API reads them as JSON Schema; ``None`` for Gemini's
+    ``parameters``, its OpenAPI ``Schema`` object."""
+    if provider == "google":
+        return declaration.get("parametersJsonSchema")
+    return parameters_of(provider, declaration)
+
+
+@pytest.mark.parametrize("provider", sorted(RULES))
+@pytest.mark.parametrize("ident", sorted(CORPUS))
+def test_what_goes_as_json_schema_is_draft_2020_12(provider, ident):
+    """Anthropic, OpenAI and Gemini's parametersJsonSchema read draft 2020-12 (issue 22):
+    draft-07's tuple, definitions, dependencies and additionalItems are rewritten."""
+    fit = PROVIDERS[provider].fit_tool(corpus_tool(ident, CORPUS[ident]))
+    sent = fit.declaration and json_schema_sent(provider, fit.declaration)
+    if not sent:
+        return
+    Draft202012Validator.check_schema(sent)
+    for path, node, _ in walk(sent):
+        if isinstance(node, Mapping):
+            assert not {"definitions", "dependencies", "additionalItems"} & set(node), path
+            assert not isinstance(node.get("items"), list), f"{path}: a draft-07 tuple"
 
 
 def test_openai_keeps_strict_mode_for_most_of_the_corpus():

@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ikigai_core.schema_tools import draft_07_problems
+
 # https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use#specifying-client-tools
 # "name: The name of the tool. Must match the regex ^[a-zA-Z0-9_-]{1,64}$."
 NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -23,6 +25,10 @@ PROPERTY_KEY = re.compile(r"[a-zA-Z0-9_.-]{1,64}")
 # "tools.N.custom.input_schema: input_schema does not support oneOf, allOf, or anyOf at the
 # top level".
 TOP_LEVEL_COMBINATORS = ("oneOf", "allOf", "anyOf")
+# https://json-schema.org/draft/2020-12 - the API answers "tools.N.custom.input_schema: JSON
+# schema is invalid. It must match JSON Schema draft 2020-12
+# (https://json-schema.org/draft/2020-12)" for draft-07's tuple (an items list), as zod's
+# output, and for draft-07's other keywords and $schema (issue 22).
 
 
 def problems(tool: Mapping[str, Any]) -> list[str]:
@@ -42,4 +48,4 @@ def problems(tool: Mapping[str, Any]) -> list[str]:
     bad = [key for key in schema.get("properties") or {} if not PROPERTY_KEY.fullmatch(key)]
     if bad:
         found.append(f"property names must be 1-64 of a-z A-Z 0-9 _ . -: {', '.join(bad)}")
-    return found
+    return found + draft_07_problems(schema)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
 from ikigai_provider_anthropic import rules
 
@@ -43,11 +44,13 @@ class AnthropicSerializer(Provider):
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """``{name, description, input_schema}``, the schema unchanged (spec decision 16) but
-        for a top level that is not one object; left out if the API would still reject it
-        (``rules.py``)."""
-        schema, changes = one_object(tool.parameters)
+        for draft-07 keywords (the API reads draft 2020-12) and a top level that is not one
+        object; left out if the API would still reject it (``rules.py``)."""
+        converted, changes = draft_2020_12(tool.parameters)
+        schema, top = one_object(converted)
         declaration = {"name": tool.name, "description": tool.description, "input_schema": schema}
-        return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
+        return ToolFit.checked(tool.name, declaration, [*changes, *top],
+                               rules.problems(declaration))
 
     def request_body(
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ikigai_core.schema_tools import walk
+from ikigai_core.schema_tools import draft_07_problems, walk
 
 GUIDE = "https://platform.openai.com/docs/guides/structured-outputs"
 
@@ -64,7 +64,10 @@ def problems(declaration: Mapping[str, Any]) -> list[str]:
         found += _strict_problems(parameters)
     else:
         found += _loose_problems(parameters)
-    return found
+    # https://github.com/vercel/ai/issues/2271 - the API validates the parameters as JSON
+    # Schema draft 2020-12: a draft-07 tuple is answered "Invalid schema for function 'f':
+    # [{'type': 'number'}, {'type': 'number'}] is not of type 'object', 'boolean'".
+    return found + draft_07_problems(parameters)
 
 
 def _strict_problems(root: Mapping[str, Any]) -> list[str]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
 from ikigai_provider_openai import rules
 from ikigai_provider_openai.strict import (
@@ -44,7 +45,9 @@ class OpenAISerializer(Provider):
     def fit_tool(self, tool: Tool) -> ToolFit:
         """A ``function`` tool, strict when its parameters can be (spec decision 15), else
         ``strict: false``; left out if the API would still reject it (``rules.py``)."""
-        top, changes = one_object(tool.parameters)
+        converted, drafted = draft_2020_12(tool.parameters)
+        top, changes = one_object(converted)
+        changes = [*drafted, *changes]
         try:
             converted = strict_parameters(top)
         except NotStrict as exc:

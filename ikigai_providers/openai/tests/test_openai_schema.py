@@ -137,7 +137,6 @@ def test_optional_nullable_forms():
     {"type": "object", "properties": {"a": {"description": "anything"}}},
     {"type": "object", "properties": {"a": True}},
     {"type": "object", "properties": {"a": {}}},
-    {"type": "object", "properties": {"a": {"type": "array", "items": [{"type": "string"}]}}},
     {"type": "object", "properties": {"a": {"type": "array", "prefixItems": [{"type": "string"}],
                                             "items": {"type": "string"}}}},
 ])
@@ -367,3 +366,13 @@ def test_nulls_dropped_through_refs_and_anyof_objects():
     assert prepare(schema, arguments) == {
         "loop": None, "p": {"x": 1}, "q": {}, "r": None, "s": 1, "free": {"k": None}
     }
+
+
+def test_a_draft_07_tuple_is_sent_in_draft_2020_12():
+    schema = {"type": "object", "properties": {"at": {
+        "type": "array", "items": [{"type": "number"}, {"type": "number"}], "minItems": 2}}}
+    fit = openai.fit_tool(tool("t", schema))
+    assert fit.declaration["function"]["parameters"]["properties"]["at"] == {
+        "type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "minItems": 2,
+        "items": {}}
+    assert "/properties/at: items list sent as prefixItems (draft 2020-12)" in fit.changes

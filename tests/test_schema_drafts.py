@@ -1,0 +1,39 @@
+"""draft_2020_12: draft-07 (and draft-04) forms in their 2020-12 form, references followed."""
+
+from __future__ import annotations
+
+from ikigai_core.schema_tools import DRAFT_2020_12, draft_07_problems, draft_2020_12
+
+
+def test_references_into_moved_places_follow_them():
+    schema = {"type": "object", "properties": {
+        "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+        "second": {"$ref": "#/properties/pair/items/1"},
+        "self": {"$ref": "#"}, "far": {"$ref": "other.json#/definitions/x"},
+        "dep": {"$ref": "#/dependencies/a"}},
+        "dependencies": {"a": {"properties": {"b": {"type": "string"}}}},
+        "definitions": {"x": {"type": "string"}}, "$defs": {"x": {"type": "number"}}}
+    out, _ = draft_2020_12(schema)
+    props = out["properties"]
+    assert props["second"] == {"$ref": "#/properties/pair/prefixItems/1"}
+    assert props["self"] == {"$ref": "#"} and props["far"] == {"$ref": "other.json#/definitions/x"}
+    assert props["dep"] == {"$ref": "#/dependentSchemas/a"}
+    assert out["$defs"] == {"x": {"type": "number"}}, "a name in both: $defs wins"
+    assert "definitions" in schema and isinstance(schema["properties"]["pair"]["items"], list)
+
+
+def test_a_2020_12_schema_and_a_boolean_are_unchanged():
+    schema = {"$schema": DRAFT_2020_12, "type": "object", "properties": {"a": True}}
+    assert draft_2020_12(schema) == (schema, [])
+    assert draft_2020_12(True) == (True, [])
+    assert draft_07_problems(schema) == []
+
+
+def test_the_problems_name_each_draft_07_form():
+    assert draft_07_problems({"$schema": "http://json-schema.org/draft-07/schema#",
+                              "definitions": {}, "properties": {
+                                  "n": {"exclusiveMinimum": True, "minimum": 1},
+                                  "m": {"exclusiveMinimum": 1}}}) == [
+        "/: definitions is not draft 2020-12",
+        "/properties/n: exclusiveMinimum is not draft 2020-12",
+        "/: $schema http://json-schema.org/draft-07/schema# is not draft 2020-12"]
