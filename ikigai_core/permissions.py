@@ -26,7 +26,13 @@ from ikigai_core.errors import ConfigError, UsageError
 from ikigai_core.statefiles import ensure_private_dir, locked, read_json, write_private_json
 
 DECISIONS = ("allow", "ask", "deny")
+MATCH_TIMEOUT = 0.25
+"""Seconds one condition's regular expression may search one argument (``regex``'s
+timeout; issue 21): past it the rule fails closed (:meth:`Rule.matches`)."""
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_POINTER = re.compile(r"(/([^~]|~[01])*)+")
+_CONDITION_KEYS = ({"pointer", "regex"}, {"pointer", "equals"})
+_RULE_KEYS = {"id", "tool", "decision", "when"}
 _MISSING = object()
 
 
@@ -38,13 +44,14 @@ class Condition:
     regex: str | None = None
     equals: Any = None
 
-    def matches(self, arguments: Any) -> bool:
-        """Whether the value at ``pointer`` in ``arguments`` satisfies this condition."""
+    def matches(self, arguments: Any, *, on_timeout: bool = False) -> bool:
+        """Whether the value at ``pointer`` in ``arguments`` satisfies this condition; a
+        regular expression still searching after :data:`MATCH_TIMEOUT` answers ``on_timeout``."""
         value = resolve(arguments, self.pointer)
         if value is _MISSING:
             return False
         if self.regex is not None:
-            return isinstance(value, str) and re.search(self.regex, value) is not None
+            return isinstance(value, str) and _found(self.regex, value, on_timeout)
         return _canonical(value) == _canonical(self.equals)
 
     def to_json(self) -> dict[str, Any]:
@@ -77,8 +84,12 @@ class Rule:
     origin: str = field(default="user", compare=False)
 
     def matches(self, name: str, arguments: Any) -> bool:
-        """Whether a call of tool ``name`` with ``arguments`` is covered."""
-        return fnmatchcase(name, self.tool) and all(c.matches(arguments) for c in self.when)
+        """Whether a call of tool ``name`` with ``arguments`` is covered. A regular
+        expression that times out fails closed: it matches for ``deny`` and ``ask``, not
+        for ``allow``."""
+        strict = self.decision != "allow"
+        return fnmatchcase(name, self.tool) and all(c.matches(arguments, on_timeout=strict)
+                                                    for c in self.when)
 
     def specificity(self) -> tuple[int, int, int]:
         """Larger is more specific: an exact tool name beats a glob, then more conditions
@@ -119,67 +130,107 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def _found(pattern: str, text: str, on_timeout: bool) -> bool:
+    import regex  # lazy: only a rule with a regular expression needs it
+
+    try:
+        return regex.search(pattern, text, timeout=MATCH_TIMEOUT) is not None
+    except TimeoutError:
+        return on_timeout
+
+
 def parse_condition(text: str) -> Condition:
     """``POINTER~REGEX`` or ``POINTER=VALUE`` (VALUE is JSON when it parses, else a string);
-    the pointer ends at the first ``~`` or ``=``."""
-    match = re.fullmatch(r"(/[^~=]*)([~=])(.*)", text, re.S)
+    the pointer ends at the first ``~`` or ``=``. Checked by :func:`condition_of`, as
+    ``permissions.json`` is."""
+    match = re.fullmatch(r"([^~=]*)([~=])(.*)", text, re.S)
     if match is None:
         raise UsageError(f"condition {text!r} is not POINTER~REGEX or POINTER=VALUE "
                          "(e.g. '/command~^git status'); the pointer starts with /")
     pointer, operator, rest = match.groups()
     if operator == "~":
-        return Condition(pointer, regex=_checked_regex(rest, text))
+        item = {"pointer": pointer, "regex": rest}
+    else:
+        try:
+            value = json.loads(rest)
+        except ValueError:
+            value = rest
+        item = {"pointer": pointer, "equals": value}
     try:
-        value = json.loads(rest)
-    except ValueError:
-        value = rest
-    return Condition(pointer, equals=value)
+        return condition_of(item)
+    except ValueError as exc:
+        raise UsageError(f"condition {text!r}: {exc}") from None
 
 
-def _checked_regex(regex: str, where: str) -> str:
+def condition_of(item: Any) -> Condition:
+    """The condition ``item``, its ``permissions.json`` form, stands for; a ``ValueError``
+    says what is wrong with it (the command line's conditions are checked here too)."""
+    if not isinstance(item, dict) or set(item) not in _CONDITION_KEYS:
+        raise ValueError('a condition is {"pointer": ..., "regex": ...} or '
+                         '{"pointer": ..., "equals": ...}')
+    pointer = item["pointer"]
+    if not isinstance(pointer, str) or _POINTER.fullmatch(pointer) is None:
+        raise ValueError(f"pointer {json.dumps(pointer)} is not a JSON pointer starting "
+                         "with / (e.g. \"/command\")")
+    if "equals" in item:
+        return Condition(pointer, equals=item["equals"])
+    pattern = item["regex"]
+    if not isinstance(pattern, str):
+        raise ValueError("'regex' must be a string")
+    import regex
+
     try:
-        re.compile(regex)
-    except re.error as exc:
-        raise UsageError(f"{where}: invalid regular expression ({exc})") from None
-    return regex
+        regex.compile(pattern)
+    except regex.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r} ({exc})") from None
+    return Condition(pointer, regex=pattern)
 
 
-def parse_rule(data: Any, origin: str, where: str) -> Rule:
-    """One rule from its JSON form; what is wrong with it is one error naming ``where``."""
-    if not isinstance(data, dict) or not isinstance(data.get("tool"), str) or not data["tool"]:
-        raise ConfigError(f"{where}: a rule must be an object with a 'tool' name or glob")
-    if data.get("decision") not in DECISIONS:
-        raise ConfigError(f"{where}: rule for '{data['tool']}' needs a 'decision' of "
-                          f"{', '.join(DECISIONS)}")
+def parse_rule(data: Any, origin: str) -> Rule:
+    """One rule from its JSON form; a ``ValueError`` says what is wrong with it. Keys it
+    does not know are wrong too: a misspelt ``when`` would widen the rule to every call."""
+    if not isinstance(data, dict):
+        raise ValueError("a rule must be an object with a 'tool' and a 'decision'")
+    unknown = sorted(set(data) - _RULE_KEYS)
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} (a rule has {', '.join(sorted(_RULE_KEYS))})")
+    tool, decision, number = data.get("tool"), data.get("decision"), data.get("id")
+    if not isinstance(tool, str) or not tool:
+        raise ValueError("'tool' must be a tool name or a glob")
+    if decision not in DECISIONS:
+        raise ValueError(f"'decision' must be one of {', '.join(DECISIONS)}")
+    if number is not None and (type(number) is not int or number < 1):
+        raise ValueError("'id' must be a whole number from 1")
+    when = data.get("when", [])
+    if not isinstance(when, list):
+        raise ValueError("'when' must be a list of conditions")
     conditions = []
-    for item in data.get("when", []):
-        if not isinstance(item, dict) or not isinstance(item.get("pointer"), str) or (
-                ("regex" in item) == ("equals" in item)):
-            raise ConfigError(f"{where}: rule for '{data['tool']}': each condition needs a "
-                              "'pointer' and either 'regex' or 'equals'")
-        if "regex" in item:
-            regex = item["regex"]
-            if not isinstance(regex, str):
-                raise ConfigError(f"{where}: rule for '{data['tool']}': 'regex' must be a string")
-            try:
-                re.compile(regex)
-            except re.error as exc:
-                raise ConfigError(f"{where}: rule for '{data['tool']}': invalid regular "
-                                  f"expression ({exc})") from None
-            conditions.append(Condition(item["pointer"], regex=regex))
-        else:
-            conditions.append(Condition(item["pointer"], equals=item["equals"]))
-    number = data.get("id")
-    return Rule(data["tool"], data["decision"], tuple(conditions),
-                number if isinstance(number, int) else None, origin)
+    for index, item in enumerate(when):
+        try:
+            conditions.append(condition_of(item))
+        except ValueError as exc:
+            raise ValueError(f"when[{index}]: {exc}") from None
+    return Rule(tool, decision, tuple(conditions), number, origin)
 
 
 def read_rules(path: Path, origin: str) -> list[Rule]:
-    """The rules in ``path`` (none when it does not exist); a corrupt file is one error."""
+    """The rules in ``path`` (none when it does not exist). Any fault refuses the whole
+    file, in one ``ConfigError`` naming it and the rule's index: half a file is never used."""
     data = read_json(path, {"rules": []})
-    if not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+    if not isinstance(data, dict) or set(data) != {"rules"} or not isinstance(data["rules"],
+                                                                               list):
         raise ConfigError(f"{path} is corrupt (expected {{\"rules\": [...]}}); fix or delete it")
-    return [parse_rule(item, origin, str(path)) for item in data["rules"]]
+    rules, numbers = [], set()
+    for index, item in enumerate(data["rules"]):
+        try:
+            rule = parse_rule(item, origin)
+            if rule.id is not None and rule.id in numbers:
+                raise ValueError(f"'id' {rule.id} is used twice")
+        except ValueError as exc:
+            raise ConfigError(f"{path}: rules[{index}]: {exc}; fix or remove that rule") from None
+        rules.append(rule)
+        numbers.add(rule.id)
+    return rules
 
 
 def deciding_rule(rules: Sequence[Rule], name: str, arguments: Any) -> Rule | None:

@@ -98,23 +98,45 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
     if request.call_id is None:
         return None
     from ikigai_core.decision import CallDecision
-    from ikigai_core.permissions import deciding_rule
 
     tool, arguments, context = request.tool, request.arguments, request.context
-    rule = deciding_rule(_rules(context), tool.name, arguments)
-    if rule is not None:
-        decision, by = rule.decision, str(rule)
-    else:
-        decision, by = default_decision(tool.name, tool.source, tool.schema), "default"
-    reason = ""
-    if decision == "ask":
-        decision, by, reason = _ask(request, by)
-    elif decision == "deny":
-        reason = f"denied by {by}"
+    decision, by, reason = _judge(request)
     unrecorded = _record(context, tool.name, arguments, decision, by, reason)
     if unrecorded is not None:  # fail closed: no call runs unrecorded (issue 21 item 5)
         return CallDecision.deny(unrecorded)
     return CallDecision.allow(by) if decision == "allow" else CallDecision.deny(reason)
+
+
+def _judge(request: ToolCallRequest) -> tuple[str, str, str]:
+    """``(decision, who decided, reason for the model)`` for one call: the deciding rule's,
+    else the default's, an ``ask`` settled by :func:`_ask`. Rules that cannot be read
+    decide nothing, so every call is denied until they are fixed (fail closed)."""
+    from ikigai_core.errors import ConfigError
+    from ikigai_core.permissions import deciding_rule
+
+    tool, context = request.tool, request.context
+    try:
+        rule = deciding_rule(_rules(context), tool.name, request.arguments)
+    except ConfigError as exc:
+        _tell(context, f"{tool.name} was not run: {exc}")
+        return "deny", "unreadable rules", f"the permission rules cannot be read: {exc}"
+    if rule is None:
+        decision, by = default_decision(tool.name, tool.source, tool.schema), "default"
+    elif rule.decision == "deny":
+        _tell(context, f"{tool.name} was not run: denied by {rule}; {_lifting(rule, context)}")
+        return "deny", str(rule), f"denied by {rule}"
+    else:
+        decision, by = rule.decision, str(rule)
+    return _ask(request, by) if decision == "ask" else ("allow", by, "")
+
+
+def _lifting(rule: Rule, context: CallContext) -> str:
+    """How to lift a deny rule: the user's by its id, a project's in its file."""
+    if rule.origin != "user":
+        return "it is in the trusted project's .ikigai/permissions.json"
+    if rule.id is None:
+        return f"remove it from {context.home / 'permissions.json'}"
+    return f"remove it with `ikigai permissions remove {rule.id}`"
 
 
 def default_decision(name: str, source: str, schema: Any) -> str:

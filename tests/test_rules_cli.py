@@ -1,0 +1,201 @@
+"""Permission rules through the real ``ikigai`` (issue 21 items 4 and 9, issue 22 items 12
+and 17): a rules file is checked whole when read, a rule's regular expression cannot hang
+ikigai, a denial says which rule and how to lift it, and a rule for an unknown tool is
+stored with a warning."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from ikigai_core.permissions import MATCH_TIMEOUT, Rule, parse_condition
+from tests.test_approvals import decisions, envelopes, model_runs
+from tests.test_cli_agent import IKIGAI, keys, offline  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("offline", "keys")
+
+DENY_RM = {"id": 1, "tool": "bash", "decision": "deny",
+           "when": [{"pointer": "/command", "regex": "^rm "}]}
+
+
+def ikigai(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``ikigai ARGS`` as a real process; a hang fails the test after ``timeout`` seconds."""
+    return subprocess.run([IKIGAI, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def ask(*flags: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return ikigai("ask", *flags, "--provider", "openai", "--no-stream", "go", timeout=timeout)
+
+
+# -- 21.4: permissions.json is checked whole when read ---------------------------------------
+
+
+@pytest.mark.parametrize(("bad", "flags", "fault"), [
+    ({"id": 2, "tool": "bash", "decision": "deny",
+      "when": [{"pointer": "command", "regex": "touch"}]}, ["--yes"],
+     "when[0]: pointer \"command\" is not a JSON pointer starting with /"),
+    ({"id": 2, "tool": "bash", "decision": "allow", "when": {}}, [],
+     "'when' must be a list of conditions"),
+    ({"id": 2, "tool": "bash", "decision": "allow", "when": None}, [],
+     "'when' must be a list of conditions"),
+    ({"id": 2, "tool": "bash", "decision": "allow",
+      "whne": [{"pointer": "/command", "regex": "^ls"}]}, [], "unknown key 'whne'"),
+    ({"id": 1, "tool": "bash", "decision": "allow"}, [], "'id' 1 is used twice"),
+    ({"id": 2, "tool": "bash", "decision": "deny",
+      "when": [{"pointer": "/command", "regex": "touch", "flags": "i"}]}, ["--yes"],
+     'when[0]: a condition is {"pointer": ..., "regex": ...}'),
+], ids=["pointer-without-slash", "when-object", "when-null", "misspelt-when", "id-twice",
+        "condition-extra-key"])
+def test_a_malformed_rule_refuses_the_whole_file_in_one_line(bad, flags, fault, fake_server,
+                                                             isolated_home, tmp_path):
+    path = isolated_home / "permissions.json"
+    path.write_text(json.dumps({"rules": [DENY_RM, bad]}))
+    where = f"{path}: rules[1]: {fault}"
+
+    listed = ikigai("permissions", "list")
+    assert (listed.returncode, listed.stdout) == (1, "")
+    assert listed.stderr.startswith(f"ikigai: {where}") and listed.stderr.count("\n") == 1
+
+    model_runs(fake_server, "touch made")
+    done = ask(*flags)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "made").exists()
+    [envelope] = envelopes(fake_server)
+    assert envelope["error_code"] == "TOOL_DENIED"
+    assert "the permission rules cannot be read" in envelope["error"]
+    called, refused, ended = done.stderr.splitlines()
+    assert (called, ended) == ('ikigai: → bash {"command": "touch made"}',
+                               "ikigai: ← bash TOOL_DENIED")
+    assert refused.startswith(f"ikigai: bash was not run: {where}")
+    assert refused.endswith("; fix or remove that rule")
+    [entry] = decisions(isolated_home)
+    assert (entry["decision"], entry["by"]) == ("deny", "unreadable rules")
+
+
+def test_a_malformed_project_rule_denies_too(fake_server, isolated_home, tmp_path):
+    (tmp_path / ".ikigai").mkdir()
+    path = tmp_path / ".ikigai" / "permissions.json"
+    path.write_text(json.dumps({"rules": [{"tool": "bash", "decision": "deny",
+                                           "when": [{"pointer": "", "regex": "rm"}]}]}))
+    assert ikigai("trust", str(tmp_path)).returncode == 0
+    model_runs(fake_server, "touch made")
+    done = ask("--yes")
+    assert not (tmp_path / "made").exists()
+    assert f"ikigai: bash was not run: {path}: rules[0]: when[0]: pointer \"\"" in done.stderr
+
+
+def test_the_command_line_and_the_file_share_one_parser(isolated_home):
+    from ikigai_core.errors import UsageError
+
+    for text in ("command~x", "~x", "=1"):
+        with pytest.raises(UsageError, match="starting with /"):
+            parse_condition(text)
+    stored = ikigai("permissions", "deny", "bash", "/command~^rm ", "/n=[1, 2]")
+    assert stored.returncode == 0, stored.stderr
+    assert ikigai("permissions", "list", "--json").stdout == json.dumps([
+        {"id": 1, "tool": "bash", "decision": "deny",
+         "when": [{"pointer": "/command", "regex": "^rm "}, {"pointer": "/n", "equals": [1, 2]}]}],
+        indent=2) + "\n"
+
+
+@pytest.mark.parametrize(("content", "fault"), [
+    ('{"rules": [], "version": 2}', "is corrupt"),
+    ('{"rules": ["bash"]}', "rules[0]: a rule must be an object"),
+    ('{"rules": [{"tool": "", "decision": "deny"}]}', "rules[0]: 'tool' must be"),
+    ('{"rules": [{"tool": "bash", "decision": "never"}]}', "rules[0]: 'decision' must be"),
+    ('{"rules": [{"id": true, "tool": "bash", "decision": "deny"}]}', "rules[0]: 'id' must be"),
+    ('{"rules": [{"tool": "b", "decision": "deny", "when": [{"pointer": "/c", "regex": 1}]}]}',
+     "when[0]: 'regex' must be a string"),
+    ('{"rules": [{"tool": "b", "decision": "deny", "when": [{"pointer": "/c", "regex": "("}]}]}',
+     "when[0]: invalid regular expression '('"),
+])
+def test_each_fault_is_named(content, fault, isolated_home):
+    (isolated_home / "permissions.json").write_text(content)
+    listed = ikigai("permissions", "list")
+    assert listed.returncode == 1 and fault in listed.stderr
+    assert listed.stderr.count("\n") == 1 and "Traceback" not in listed.stderr
+
+
+# -- 21.9: a rule's regular expression is searched under a timeout ---------------------------
+
+
+def test_a_backtracking_rule_cannot_hang_ikigai(fake_server, isolated_home):
+    """The issue's case: ``^(a+)+$`` against 32 ``a`` and ``!`` (``re`` still searched
+    after 60 s)."""
+    assert ikigai("permissions", "deny", "bash", "/command~^(a+)+$").returncode == 0
+    model_runs(fake_server, "a" * 32 + "!")
+    started = time.monotonic()
+    done = ask("--yes", timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - started < 20
+    assert decisions(isolated_home)[0]["by"] == "--yes"  # no match: the rule is not used
+
+
+@pytest.mark.parametrize(("decision", "flags", "by"), [
+    ("deny", ["--yes"], "rule 1: deny bash when /command~^(a|a)+$"),
+    ("ask", ["--allow", "bash"], "rule 1: ask bash when /command~^(a|a)+$"),
+    ("allow", [], "nobody to ask"),
+])
+def test_a_rule_that_times_out_fails_closed(decision, flags, by, fake_server, isolated_home,
+                                            tmp_path):
+    """A timed-out search matches for deny and ask and does not for allow: the call is
+    denied, asked about, or asked about (and nobody can answer)."""
+    assert ikigai("permissions", decision, "bash", "/command~^(a|a)+$").returncode == 0
+    model_runs(fake_server, "a" * 40 + "!")
+    started = time.monotonic()
+    done = ask(*flags, timeout=30)
+    assert time.monotonic() - started < 20, done.stderr
+    [entry] = decisions(isolated_home)
+    if decision == "ask":  # the rule asks; --allow answers it
+        assert (entry["decision"], entry["by"]) == ("allow", "--allow bash")
+    else:
+        assert (entry["decision"], entry["by"]) == ("deny", by)
+
+
+def test_timeouts_in_process():
+    slow = parse_condition("/c~^(a|a)+$")
+    arguments = {"c": "a" * 40 + "!"}
+    started = time.monotonic()
+    assert slow.matches(arguments, on_timeout=True)
+    assert not slow.matches(arguments)
+    assert time.monotonic() - started < 20 * MATCH_TIMEOUT
+    assert Rule("bash", "deny", (slow,)).matches("bash", arguments)
+    assert Rule("bash", "ask", (slow,)).matches("bash", arguments)
+    assert not Rule("bash", "allow", (slow,)).matches("bash", arguments)
+
+
+# -- 22.12: a denial says which rule and how to lift it --------------------------------------
+
+
+def test_a_deny_rule_says_the_rule_and_how_to_remove_it(fake_server, isolated_home, tmp_path):
+    assert ikigai("permissions", "deny", "bash", "/command~^touch ").returncode == 0
+    model_runs(fake_server, "touch made")
+    done = ask("--yes")
+    assert done.stderr.splitlines()[1:] == [
+        "ikigai: bash was not run: denied by rule 1: deny bash when /command~^touch ; remove "
+        "it with `ikigai permissions remove 1`",
+        "ikigai: ← bash TOOL_DENIED"]
+    assert not (tmp_path / "made").exists()
+    assert envelopes(fake_server)[0]["error"] == (
+        "Tool 'bash' was denied: denied by rule 1: deny bash when /command~^touch ")
+
+
+def test_a_project_deny_rule_says_where_it_is(fake_server, isolated_home, tmp_path):
+    (tmp_path / ".ikigai").mkdir()
+    (tmp_path / ".ikigai" / "permissions.json").write_text(
+        '{"rules": [{"tool": "bash", "decision": "deny"}]}')
+    assert ikigai("trust", str(tmp_path)).returncode == 0
+    model_runs(fake_server, "touch made")
+    assert ("ikigai: bash was not run: denied by project rule: deny bash; it is in the trusted "
+            "project's .ikigai/permissions.json\n") in ask("--yes").stderr
+
+
+def test_a_hand_written_rule_without_an_id_names_the_file(fake_server, isolated_home):
+    path = isolated_home / "permissions.json"
+    path.write_text('{"rules": [{"tool": "bash", "decision": "deny"}]}')
+    model_runs(fake_server, "true")
+    assert (f"ikigai: bash was not run: denied by user rule: deny bash; remove it from "
+            f"{path}\n") in ask("--yes").stderr
