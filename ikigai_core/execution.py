@@ -32,7 +32,7 @@ from ikigai_core.outcome import (
 )
 from ikigai_core.process import ProcessResult, run_process, start_failure
 from ikigai_core.quickcheck import surely_valid
-from ikigai_core.strictjson import _json_type, loads_object
+from ikigai_core.strictjson import _json_type, loads_object, nonfinite_path
 
 if TYPE_CHECKING:
     import pluggy
@@ -69,6 +69,9 @@ def validate_arguments(tool: Tool, arguments: Any) -> str | None:
     """Check ``arguments`` against ``tool.parameters``: what is wrong with them, or ``None``."""
     if not isinstance(arguments, dict):
         return f"they must be a JSON object, got {_json_type(arguments)}"
+    where = nonfinite_path(arguments)
+    if where is not None:  # a Python caller's NaN: the tool and the audit get strict JSON
+        return f"'{_json_path(where)}': NaN and infinity are not JSON numbers"
     if surely_valid(tool.parameters, arguments):  # most calls: no jsonschema import at all
         return None
     from jsonschema.exceptions import best_match  # lazy: `ikigai tool list` never needs it

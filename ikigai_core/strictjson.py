@@ -16,6 +16,10 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"output contains {name}, which is not JSON")
 
 
+def _not_a_number(name: str) -> NoReturn:
+    raise ValueError(f"{name.lstrip('-')} is not a JSON number")
+
+
 def _finite(text: str) -> float:
     """A JSON number as a float; one too large for a float (``1e999``) is refused, as it
     would become ``inf``, which strict JSON cannot print back."""
@@ -27,9 +31,10 @@ def _finite(text: str) -> float:
 
 def loads(text: str | bytes) -> Any:
     """``json.loads``, with JSON nested too deeply for Python a ``ValueError`` like any other,
-    and numbers too large for a float refused."""
+    and ``NaN``, ``Infinity`` and numbers too large for a float refused (RFC 8259 has no
+    such numbers, and whoever prints the value back could not write them)."""
     try:
-        value = json.loads(text, parse_float=_finite)
+        value = json.loads(text, parse_constant=_not_a_number, parse_float=_finite)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     _reject_lone_surrogates(text, value, "JSON")
@@ -95,3 +100,22 @@ def _json_type(value: Any) -> str:
     if value is None:
         return "null"
     return "boolean" if isinstance(value, bool) else "number"
+
+
+def nonfinite_path(value: Any) -> list[str | int] | None:
+    """Where ``value`` (parsed JSON) holds a NaN or an infinity, as a path of keys and
+    indexes (``[]``: the value itself), or ``None`` when every number is finite.
+
+    A Python caller can pass what a JSON parser refuses; walked without recursion, so
+    any depth a parser produced is fine.
+    """
+    stack: list[tuple[list[str | int], Any]] = [([], value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path
+        if isinstance(item, dict):
+            stack.extend(([*path, key], child) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend(([*path, index], child) for index, child in enumerate(item))
+    return None

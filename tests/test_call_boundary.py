@@ -8,6 +8,7 @@ attacker would; ``ikigai`` runs as a real subprocess, and so do the tools.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ikigai_core.app import App
 from tests.support.replies import REPLIES
 from tests.test_skills import write_skill
 
@@ -107,6 +109,74 @@ def test_a_skill_tool_runs_only_once_its_skill_is_loaded(model, tmp_path, isolat
     assert [results(request)[-1].get("error_code") for request in server.requests[1:]] == [
         "TOOL_NOT_FOUND", None, None]
     assert marker.read_text() == "stamped\n"
+
+
+# -- NaN and Infinity are not JSON (issue 21 item 8) --------------------------------------
+
+
+def strict(text: str) -> Any:
+    """``text`` parsed as RFC 8259 JSON: a NaN or Infinity in it fails the test."""
+    return json.loads(text, parse_constant=lambda constant: pytest.fail(f"{constant} in {text}"))
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity"])
+def test_a_model_call_with_a_non_finite_number_is_invalid_params_and_never_starts(
+    model, tmp_path, isolated_home, number
+):
+    marker = tmp_path / "marker"
+    arguments = f'{{"command": "touch {marker}", "timeout": {number}}}'
+    server = model([("c1", "bash", arguments), ("c2", "bash", {"command": "true"})])
+    ran = ask(tmp_path, "--yes")
+    assert not marker.exists()
+    refused, _ = results(server.requests[1])
+    assert refused["error_code"] == "INVALID_PARAMS"
+    assert f"{number.lstrip('-')} is not a JSON number" in refused["error"]
+    assert "ikigai: ← bash INVALID_PARAMS" in ran.stderr
+    audit = (isolated_home / "approvals.jsonl").read_text().splitlines()
+    assert [strict(line)["arguments"] for line in audit] == [{"command": "true"}]
+    session, = strict(ikigai("sessions", "list", "--json", cwd=tmp_path).stdout)
+    shown = ikigai("sessions", "show", session["id"], "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    strict(shown.stdout)
+
+
+def test_a_provider_body_with_nan_is_one_provider_error_line(fake_server, monkeypatch,
+                                                             tmp_path):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-boundary-0123456789")
+    marker = tmp_path / "marker"
+    call = ("toolu_1", "bash", {"command": f"touch {marker}", "timeout": float("nan")})
+    fake_server.push(REPLIES["anthropic"].reply(calls=[call]))
+    ran = ikigai("ask", "--provider", "anthropic", "--no-stream", "--yes", "go", cwd=tmp_path)
+    assert (ran.returncode, ran.stdout, marker.exists()) == (1, "", False)
+    assert ran.stderr.startswith(
+        "ikigai: Provider 'anthropic' sent a broken response (NaN is not a JSON number): ")
+    assert len(ran.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("arguments", "field"), [
+    ({"command": "touch MARKER", "timeout": math.nan}, "timeout"),
+    ({"command": "touch MARKER", "x": [1, {"y": -math.inf}]}, "x[1].y"),
+])
+def test_the_executor_refuses_non_finite_arguments_from_any_caller(tmp_path, monkeypatch,
+                                                                   arguments, field):
+    monkeypatch.chdir(tmp_path)
+    arguments["command"] = f"touch {tmp_path / 'marker'}"
+    app = App()
+    outcome = app.executor.call(app.registry(), "bash", arguments).outcome
+    assert outcome.error_code == "INVALID_PARAMS"
+    assert outcome.error == (f"Invalid arguments for tool 'bash': '{field}': NaN and "
+                             "infinity are not JSON numbers")
+    assert not (tmp_path / "marker").exists()
+
+
+def test_tool_run_with_nan_is_invalid_params(tmp_path):
+    marker = tmp_path / "marker"
+    ran = ikigai("tool", "run", "bash", f'{{"command": "touch {marker}", "timeout": NaN}}',
+                 cwd=tmp_path)
+    assert ran.returncode == 1 and not marker.exists()
+    assert strict(ran.stdout)["error"] == (
+        "Invalid arguments for tool 'bash': not valid JSON (NaN is not a JSON number)")
 
 
 def test_tool_run_without_arguments_is_a_usage_error_naming_what_to_pass(tmp_path):
