@@ -13,10 +13,11 @@ from urllib.parse import urlparse
 
 import pytest
 
-from ikigai_core.defaults.sandbox import usable_bwrap
+from ikigai_core.defaults.sandbox import bwrap_args, usable_bwrap
 from ikigai_core.errors import IkigaiError
 from tests.support.replies import REPLIES
-from tests.test_cli_agent import invoke, keys, offline, sent_results  # noqa: F401
+from tests.test_cli_agent import IKIGAI, invoke, keys, offline, sent_results  # noqa: F401
+from tests.test_project import ikigai
 
 pytestmark = pytest.mark.usefixtures("offline", "keys")
 
@@ -131,3 +132,67 @@ def test_a_misspelt_mode_is_one_line(monkeypatch):
     assert result.stderr == ("ikigai: environment variable IKIGAI_SANDBOX: 'sandbox' must be "
                              "one of off, read-only, workspace-write, got 'workspace'; "
                              "fix or remove it\n")
+
+
+PLANT = ("mkdir .ikigai; echo '{}' > .ikigai/mcp.json; git init -q; mkdir -p .git/hooks; "
+         "echo 'touch pwned' > .git/hooks/pre-commit; echo ok > fine.txt")
+"""What a tool under workspace-write tries: a project layer and a git hook of its own."""
+
+
+def sandboxed_bash(command: str, cwd: Path) -> dict:
+    """``ikigai tool run bash`` as a real subprocess under ``workspace-write``; the envelope."""
+    env = {**os.environ, "IKIGAI_SANDBOX": "workspace-write"}
+    run = subprocess.run([IKIGAI, "tool", "run", "bash", json.dumps({"command": command})],
+                         cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@needs_bwrap
+def test_workspace_write_keeps_missing_dot_ikigai_and_dot_git_read_only(tmp_path, isolated_home):
+    """Issue 21 item 3: in a subfolder of a repository with no ``.ikigai`` nor ``.git`` of
+    its own, a tool can neither make itself a project layer nor a repository with a hook;
+    git still finds the outer repository, and a second run over the placeholders works."""
+    repo = tmp_path / "repo"
+    workspace = repo / "sub"
+    workspace.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=30)
+    first = sandboxed_bash(PLANT, workspace)
+    again = sandboxed_bash("echo again >> fine.txt; rm -rf .ikigai .git; cat fine.txt", workspace)
+    assert first["tool_success"] and again["result"]["output"].endswith("ok\nagain")
+    assert not (workspace / ".ikigai").is_dir()
+    assert list((workspace / ".git").iterdir()) == []
+    toplevel = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=workspace,
+                              capture_output=True, text=True, timeout=30, check=True)
+    assert toplevel.stdout.strip() == str(repo)
+    listed = ikigai("tool", "list", "--verbose", cwd=workspace)
+    assert listed.stdout.startswith("Project: none")
+
+
+@needs_bwrap
+def test_the_dot_ikigai_of_trusted_directories_stays_read_only_whether_or_not_it_exists(
+    tmp_path, isolated_home
+):
+    """A trusted directory inside the workspace (its ``.ikigai`` would be obeyed at once)
+    and the project root above it: a tool can plant a layer in neither."""
+    root = tmp_path / "root"
+    (root / ".ikigai").mkdir(parents=True)
+    workspace = root / "work"
+    (workspace / "trusted").mkdir(parents=True)
+    assert ikigai("trust", str(workspace / "trusted"), cwd=workspace).returncode == 0
+    sandboxed_bash("mkdir -p trusted/.ikigai/tools ../.ikigai/tools; "
+                   "echo '{}' > ../.ikigai/mcp.json", workspace)
+    assert not (workspace / "trusted" / ".ikigai").is_dir()
+    assert list((root / ".ikigai").iterdir()) == []
+
+
+def test_a_missing_path_outside_the_workspace_needs_no_placeholder(tmp_path):
+    """Read-only already, and nothing in the sandbox can create it: no mount, so bubblewrap
+    makes nothing on the real filesystem; inside the workspace, a placeholder of each kind."""
+    home, workdir = tmp_path / "no-home", tmp_path / "work"
+    args = bwrap_args("workspace-write", workdir, home, network=False)
+    assert str(home) not in args
+    assert args[args.index(str(workdir / ".git")) - 1:][:3] == [
+        "--tmpfs", str(workdir / ".git"), "--remount-ro"]
+    assert args[args.index(str(workdir / ".ikigai")) - 2:][:3] == [
+        "--ro-bind", "/dev/null", str(workdir / ".ikigai")]

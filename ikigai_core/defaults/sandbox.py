@@ -3,8 +3,9 @@
 - ``off`` (default): nothing changes.
 - ``read-only``: the whole filesystem is mounted read-only; no network.
 - ``workspace-write``: the same, except the working directory and a private ``/tmp`` are
-  writable; ``$IKIGAI_HOME`` and the project's ``.ikigai`` and ``.git`` stay read-only (a tool
-  cannot grant itself permissions or plant a hook).
+  writable; ``$IKIGAI_HOME``, the working directory's ``.ikigai`` and ``.git`` and the
+  ``.ikigai`` of every trusted directory inside it stay read-only whether or not they exist
+  (a tool cannot grant itself permissions, plant a trusted tool or a git hook).
 
 ``sandbox_network: true`` keeps the network. A mode set while ``bwrap`` is missing or cannot
 run here is an error naming the Debian package: no tool runs unsandboxed by surprise.
@@ -69,19 +70,30 @@ def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
     bwrap = usable_bwrap()
     workdir = Path(spec.cwd or context.cwd).resolve()
     keep = [sys.prefix, sys.base_prefix, *(a for a in spec.argv if a.startswith("/"))]
+    trusted = _trusted_inside(context.home, workdir) if mode == "workspace-write" else []
     spec.argv = [bwrap, *bwrap_args(mode, workdir, context.home.resolve(),
-                                    network=context.settings.sandbox_network, keep=keep), "--",
+                                    network=context.settings.sandbox_network, keep=keep,
+                                    trusted=trusted), "--",
                  *spec.argv]
 
 
+def _trusted_inside(home: Path, workdir: Path) -> list[Path]:
+    """The trusted directories below ``workdir``: their ``.ikigai`` would be obeyed."""
+    from ikigai_core.trust import TrustStore
+
+    return [d for d in TrustStore(home).directories() if d != workdir and d.is_relative_to(workdir)]
+
+
 def bwrap_args(
-    mode: str, workdir: Path, home: Path, *, network: bool, keep: Sequence[str] = ()
+    mode: str, workdir: Path, home: Path, *, network: bool, keep: Sequence[str] = (),
+    trusted: Sequence[Path] = (),
 ) -> list[str]:
     """bubblewrap's options for ``mode`` (``read-only`` or ``workspace-write``).
 
     The private ``/tmp`` of ``workspace-write`` would hide a tool, or the Python running it,
     installed under ``/tmp``: the top folder under ``/tmp`` of each path in ``keep`` stays
-    visible, read-only.
+    visible, read-only. ``home``, ``workdir``'s ``.git`` and ``.ikigai`` and the ``.ikigai``
+    of each ``trusted`` directory stay read-only (:func:`read_only`).
     """
     args = list(_BASE)
     if not network:
@@ -91,9 +103,30 @@ def bwrap_args(
         for kept in _under_tmp(keep):
             args += ["--ro-bind-try", kept, kept]
         args += ["--bind", str(workdir), str(workdir)]
-        for protected in (home, workdir / ".ikigai", workdir / ".git"):
-            args += ["--ro-bind-try", str(protected), str(protected)]
+        args += read_only(home, workdir, directory=True)
+        args += read_only(workdir / ".git", workdir, directory=True)
+        for project in (workdir, *trusted):
+            args += read_only(project / ".ikigai", workdir, directory=False)
     return [*args, "--chdir", str(workdir)]
+
+
+def read_only(path: Path, workdir: Path, *, directory: bool) -> list[str]:
+    """bubblewrap's options keeping ``path`` read-only whether or not it exists.
+
+    A missing path inside the writable ``workdir`` gets a read-only placeholder. A mount
+    needs a mount point, so bubblewrap makes one on the real filesystem, and it stays: an
+    empty directory when ``directory`` (git takes an empty ``.git`` for no repository and
+    looks further up), else an empty file (``.ikigai``: a file marks no project). A missing
+    path elsewhere is read-only already, and nothing inside can create it.
+    """
+    target = str(path)
+    if path.exists():
+        return ["--ro-bind", target, target]
+    if not path.is_relative_to(workdir):
+        return []
+    if directory:
+        return ["--tmpfs", target, "--remount-ro", target]
+    return ["--ro-bind", "/dev/null", target]
 
 
 def _under_tmp(paths: Sequence[str]) -> list[str]:
