@@ -174,11 +174,12 @@ class LineInput:
             return None
 
     def ask(self, question: str) -> str | None:
-        """Ask ``question``; the answer typed, or ``None`` on Ctrl-C or Ctrl-D."""
+        """Ask ``question`` (its line breaks shown as such); the answer typed, or ``None``
+        on Ctrl-C or Ctrl-D."""
         with self.asking:
             self.question = PromptSession()
             try:
-                return self.question.prompt(f"{printable(question, keep_newlines=False)} ")
+                return self.question.prompt(f"{printable(question)} ")
             except (EOFError, KeyboardInterrupt):
                 return None
             finally:

@@ -7,13 +7,28 @@ from typing import Any
 
 import click
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls but tab and newline
+    # every format character (Unicode 16's category Cf: bidi overrides and isolates,
+    # zero-width spaces and joiners, tags...) and the line and paragraph separators
+    "\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(text: str, *, keep_newlines: bool = True) -> str:
-    """``text`` with control characters escaped, so a tool cannot drive the terminal, and
+    """``text`` with control and format characters escaped (``\\x1b``, ``\\u202e``), so
+    neither a tool nor a model can drive the terminal or reorder what it shows, and
     undecodable bytes (surrogates, e.g. from a file name) spelled ``\\udcff``, so it prints."""
-    escaped = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    escaped = _CONTROL.sub(_escaped, text)
     escaped = escaped.encode("utf-8", "backslashreplace").decode("utf-8")
     return escaped if keep_newlines else escaped.replace("\n", "\\n")
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ikigai_core import hookimpl
 from ikigai_core.commands.frontend import chatting_with
 from ikigai_core.commands.output import printable
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from ikigai_core.commands.chat import ChatSession
     from ikigai_core.commands.lineinput import LineInput
     from ikigai_core.conversation import ToolCall
+    from ikigai_core.lifecycle import CallRecord
 
 PREVIEW_LINES = 4
 """Lines of a tool's result shown under its line."""
@@ -144,6 +146,41 @@ def diff_lines(before: str, after: str, name: str) -> list[Text]:
     return lines
 
 
+class QuestionTime:
+    """How long each tool call waited for the person: for its questions and for its turn to
+    ask. A tool's line shows the time the tool took, not the person (issue 22).
+
+    Registered as a plugin: the questions and ``ikigai_after_tool_call`` of one call come
+    from the thread running it, which ties the one to the other.
+    """
+
+    def __init__(self) -> None:
+        self._by_thread: dict[int, float] = {}
+        self._by_call: dict[str, float] = {}
+
+    @contextmanager
+    def asking(self) -> Iterator[None]:
+        """Count the block as this thread's call waiting for the person."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            thread = threading.get_ident()
+            self._by_thread[thread] = self._by_thread.get(thread, 0.0) + (
+                time.monotonic() - started)
+
+    @hookimpl
+    def ikigai_after_tool_call(self, record: CallRecord) -> None:
+        """Move what the finished call's thread waited to the call's id."""
+        waited = self._by_thread.pop(threading.get_ident(), 0.0)
+        if record.call_id is not None:
+            self._by_call[record.call_id] = waited
+
+    def waited(self, call: ToolCall) -> float:
+        """Seconds ``call`` (finished) waited for the person."""
+        return self._by_call.pop(call.id, 0.0)
+
+
 @dataclass
 class _Running:
     call: ToolCall
@@ -171,6 +208,7 @@ class Screen:
         self._spinner: Spinner | None = None
         self.chat: ChatSession | None = None
         self.input: LineInput | None = None
+        self.question_time = QuestionTime()
 
     @property
     def console(self) -> Console:
@@ -275,11 +313,12 @@ class Screen:
         self.running[id(call)] = running
 
     def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
-        """``● bash  ls -l  ok 0.1s``, then a preview of the result or the file's diff."""
+        """``● bash  ls -l  ok 0.1s`` (the time without the wait for the person's answer),
+        then a preview of the result or the file's diff."""
         from rich.text import Text
 
         running = self.running.pop(id(call), None) or _Running(call, time.monotonic())
-        elapsed = time.monotonic() - running.started
+        elapsed = time.monotonic() - running.started - self.question_time.waited(call)
         word, style = status_of(envelope)
         line = Text("● ", style=style)
         line.append(one_line(call.name), style="bold")
@@ -320,6 +359,7 @@ class Screen:
         self.chat = chat
         self.input = LineInput(self.app, chat, shown=warm_up)
         self.app.ask_user = self.ask
+        self.app.pm.register(self.question_time, name=__name__)
         self._note(f"{chatting_with(chat)}; /help for commands, Alt-Enter or \\ Enter for a "
                    "new line, Ctrl-D to leave")
 
@@ -343,7 +383,7 @@ class Screen:
     def ask(self, question: str) -> str | None:
         """Ask ``question`` (from any thread, the spinner paused); ``None`` if unanswered."""
         assert self.input is not None
-        with self.asking:
+        with self.question_time.asking(), self.asking:
             live = self.live
             if live is not None:
                 live.stop()
