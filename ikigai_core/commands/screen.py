@@ -156,7 +156,7 @@ class QuestionTime:
 
     def __init__(self) -> None:
         self._by_thread: dict[int, float] = {}
-        self._by_call: dict[str, float] = {}
+        self._by_call: dict[str | None, float] = {}
 
     @contextmanager
     def asking(self) -> Iterator[None]:
@@ -172,9 +172,7 @@ class QuestionTime:
     @hookimpl
     def ikigai_after_tool_call(self, record: CallRecord) -> None:
         """Move what the finished call's thread waited to the call's id."""
-        waited = self._by_thread.pop(threading.get_ident(), 0.0)
-        if record.call_id is not None:
-            self._by_call[record.call_id] = waited
+        self._by_call[record.call_id] = self._by_thread.pop(threading.get_ident(), 0.0)
 
     def waited(self, call: ToolCall) -> float:
         """Seconds ``call`` (finished) waited for the person."""
