@@ -107,12 +107,16 @@ def remove(app: App, name: str, project: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array on stdout.")
 @pass_app
 def list_servers(app: App, as_json: bool) -> None:
-    """Every configured server: state, tool count, last error (servers never listed start now)."""
+    """Every configured server: state, usable tools, last error (servers never listed start
+    now)."""
+    from collections import Counter
+
     from ikigai_mcp.listing import ListingCache
     from ikigai_mcp.servers import configured
     from ikigai_mcp.source import McpSource
 
     servers = configured(app.home, app.cwd, app.environ)
+    usable = Counter(tool.source for tool in app.registry().values())  # lists what must be
     cache = ListingCache(app.home)
     sources = [McpSource(config, app.home, cache, prepare=app.prepare_process,
                          notices=app.notices) for config in servers.configs.values()]
@@ -121,7 +125,7 @@ def list_servers(app: App, as_json: bool) -> None:
         config, listing = source.config, source.listing()
         rows.append({"name": config.name, "scope": config.scope, "transport": config.transport,
                      "target": config.where, "state": "failed" if "error" in listing else "ok",
-                     "tools": len(listing.get("tools", ())), "error": listing.get("error")})
+                     "tools": usable[source.name], "error": listing.get("error")})
     for skipped in servers.skipped:
         rows.append({"name": skipped.name, "scope": "project" if skipped.kind == "untrusted"
                      else "user", "transport": None, "target": str(skipped.path),

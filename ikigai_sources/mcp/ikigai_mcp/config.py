@@ -50,6 +50,8 @@ class ServerConfig:
     :param headers: HTTP headers sent to it.
     :param startup_timeout: seconds allowed to start and list the tools.
     :param variables: the value of each ``${VAR}`` its entry used, by name.
+    :param before: the servers configured before this one (their tools are found first): a
+        tool name it shares with one of them is its to report.
     """
 
     name: str
@@ -61,6 +63,7 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     startup_timeout: float = DEFAULT_STARTUP_TIMEOUT
     variables: Mapping[str, str] = field(default_factory=dict)
+    before: tuple[ServerConfig, ...] = ()
 
     @property
     def key(self) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan
@@ -60,6 +60,9 @@ def configured_at(home: Path, root: Path | None,
                 names, reason = [project.name], str(exc)
             servers.skipped += [SkippedTool(name, f"mcp:{name}", reason, project, "untrusted")
                                 for name in names]
+    found = list(servers.configs.values())
+    servers.configs = {config.name: replace(config, before=tuple(found[:index]))
+                       for index, config in enumerate(found)}
     return servers
 
 

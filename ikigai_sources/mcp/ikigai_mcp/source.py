@@ -51,6 +51,11 @@ def tool_name(server: str, tool: str) -> str:
     return name
 
 
+def precedence(config: ServerConfig) -> int:
+    """The precedence of a server's tools: a project's win over the user's."""
+    return PROJECT_PRECEDENCE if config.scope == "project" else USER_PRECEDENCE
+
+
 def tool_schema(name: str, server: str, tool: Mapping[str, Any]) -> dict[str, Any]:
     """The ikigai schema of one MCP tool: ``parameters`` is its ``inputSchema``, ``returns``
     its ``outputSchema``, and ``annotations`` MCP's annotations object unchanged
@@ -84,7 +89,7 @@ class McpSource:
         self.config = config
         self.home = home
         self.name = f"mcp:{config.name}"
-        self.precedence = PROJECT_PRECEDENCE if config.scope == "project" else USER_PRECEDENCE
+        self.precedence = precedence(config)
         self.cache = cache
         self.prepare = prepare
         self.notices = notices
@@ -162,7 +167,33 @@ class McpSource:
             candidates[name] = ToolCandidate(
                 name, ("mcp", self.config.name, original),
                 schema=tool_schema(name, self.config.name, tool), runner=runner)
+        skipped += self._clashes(candidates)
         return ToolScan(list(candidates.values()), skipped)
+
+    def _clashes(self, candidates: dict[str, ToolCandidate]) -> list[SkippedTool]:
+        """One line for each name this server's tools share with a server configured before
+        it (``a__b`` + tool ``c``, ``a`` + tool ``b__c``: issue 22). The higher precedence
+        keeps the name, else the server configured first: this one's tool then leaves
+        ``candidates``. That server's tools are its listing in the cache, put there when its
+        source was scanned, before this one."""
+        skipped = []
+        for other in self.config.before:
+            for tool in (self.cache.get(other.key) or {}).get("tools", ()):
+                theirs = str(tool.get("name"))
+                name = tool_name(other.name, theirs)
+                if name not in candidates:
+                    continue
+                mine = (self.config.name, candidates[name].command[-1])
+                if self.precedence > precedence(other):
+                    loser, winner = (other.name, theirs), mine
+                else:
+                    loser, winner = mine, (other.name, theirs)
+                    del candidates[name]
+                skipped.append(SkippedTool(name, f"mcp:{loser[0]}", (
+                    f"MCP tool {loser[1]!r} of MCP server '{loser[0]}' has the same ikigai "
+                    f"name as MCP tool {winner[1]!r} of MCP server '{winner[0]}', which keeps "
+                    "it; rename one of the servers")))
+        return skipped
 
     def _save(self, entry: Mapping[str, Any]) -> None:
         try:

@@ -16,8 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from ikigai_mcp.servers import configured
 
 from ikigai_core.defaults.tool_env import KNOWN_KEY_VARS
+from ikigai_core.trust import TrustStore
 from tests.support.fakeserver import FakeServer
 from tests.support.replies import REPLIES
 
@@ -131,10 +133,13 @@ def test_tool_env_include_lets_a_project_read_that_key_on_purpose(project, keyed
 def test_a_broken_tool_env_leaves_the_project_servers_out(project, keyed_env, isolated_home):
     (isolated_home / "config.json").write_text(json.dumps({"tool_env": {"include": "*"}}))
     root = project({"leak": dump("leak", "${OPENAI_API_KEY}")})
-    assert ikigai(root, keyed_env, "trust").returncode == 0
-    listed = ikigai(root, keyed_env, "mcp", "list")
-    assert "'tool_env.include' must be a list" in listed.stdout
-    assert "project's MCP servers are left out" in listed.stdout
+    TrustStore(isolated_home).trust(root)
+    servers = configured(isolated_home, root, keyed_env)
+    [skipped] = servers.skipped
+    assert not servers.configs and "'tool_env.include' must be a list" in skipped.reason
+    assert "project's MCP servers are left out" in skipped.reason
+    listed = ikigai(root, keyed_env, "tool", "list")  # the CLI refuses the setting at start
+    assert listed.returncode == 1 and "'tool_env.include' must be a list" in listed.stderr
     assert not (root / "leak-env.txt").exists()
 
 
