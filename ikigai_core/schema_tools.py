@@ -181,8 +181,9 @@ def draft_2020_12(schema: Schema) -> tuple[Schema, list[str]]:
     what changed: an array-form ``items`` becomes ``prefixItems`` (``additionalItems``
     becomes ``items``), ``definitions`` ``$defs`` (references rewritten), ``dependencies``
     ``dependentRequired`` (a list) or ``dependentSchemas`` (a schema). A draft-04 boolean
-    ``exclusiveMinimum``/``exclusiveMaximum`` takes its bound's number, and a ``$schema``
-    naming another dialect names 2020-12: the meaning is the same."""
+    ``exclusiveMinimum``/``exclusiveMaximum`` takes its bound's number. The meaning is the
+    same; a ``$schema`` naming another dialect then names 2020-12 (a schema with nothing to
+    rewrite means the same in both, and keeps its own)."""
     changes: list[str] = []
 
     def convert(node: Schema, path: str) -> Schema:
@@ -196,22 +197,19 @@ def draft_2020_12(schema: Schema) -> tuple[Schema, list[str]]:
     converted = convert(schema, "")
     if changes:
         _rewrite_refs(converted)
-    if isinstance(converted, dict) and converted.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
-        changes.append(f"/: $schema {converted['$schema']} sent as {DRAFT_2020_12}")
-        converted["$schema"] = DRAFT_2020_12
+        if converted.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
+            changes.append(f"/: $schema {converted['$schema']} sent as {DRAFT_2020_12}")
+            converted["$schema"] = DRAFT_2020_12
     return converted, changes
 
 
 def draft_07_problems(schema: Schema) -> list[str]:
     """Where ``schema`` is not draft 2020-12 in the ways :func:`draft_2020_12` rewrites,
     one line each (for the providers' ``rules.py``)."""
-    found = [f"{path}: {key} is not draft 2020-12" for path, node, _ in walk(schema)
-             if isinstance(node, Mapping) for key in _DRAFT_07_ONLY
-             if key in node and (key != "items" or isinstance(node[key], list))
-             and (not key.startswith("exclusive") or isinstance(node[key], bool))]
-    if isinstance(schema, Mapping) and schema.get("$schema", DRAFT_2020_12) != DRAFT_2020_12:
-        found.append(f"/: $schema {schema['$schema']} is not draft 2020-12")
-    return found
+    return [f"{path}: {key} is not draft 2020-12" for path, node, _ in walk(schema)
+            if isinstance(node, Mapping) for key in _DRAFT_07_ONLY
+            if key in node and (key != "items" or isinstance(node[key], list))
+            and (not key.startswith("exclusive") or isinstance(node[key], bool))]
 
 
 def _keywords_2020_12(node: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
