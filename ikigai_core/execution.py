@@ -291,6 +291,7 @@ class ToolExecutor:
         self.context = context
         self.notices = notices
         self._after = Notifier(pm, "ikigai_after_tool_call", notices)
+        self._wrap = Notifier(pm, "ikigai_wrap_result", notices, check=_not_an_envelope)
         self._process = (Notifier(pm, "ikigai_tool_process", notices) if process_hook is None
                          else process_hook)
 
@@ -326,7 +327,7 @@ class ToolExecutor:
         record = CallRecord(name, tool, arguments, outcome, time.monotonic() - started,
                             self.context, call_id)
         self._after(record=record)
-        return CallResult(outcome, dict(self.pm.hook.ikigai_wrap_result(outcome=outcome)))
+        return CallResult(outcome, dict(self._wrap(outcome=outcome)))
 
     def _run(self, tool: Tool, arguments: Any, call_id: str | None) -> tuple[ToolOutcome, Any]:
         problem = validate_arguments(tool, arguments)
@@ -373,6 +374,12 @@ class ToolExecutor:
     def prepare_process(self, spec: ProcessSpec) -> None:
         """Let the ``ikigai_tool_process`` plugins change ``spec`` before it starts."""
         self._process(spec=spec, context=self.context)
+
+
+def _not_an_envelope(answer: Any) -> str | None:
+    """What is wrong with an ``ikigai_wrap_result`` answer (``None``: a JSON object)."""
+    return None if isinstance(answer, Mapping) else (
+        f"it returned {type(answer).__name__}, not a JSON object")
 
 
 def _deny(reason: str) -> CallDecision:

@@ -8,9 +8,11 @@ bug and propagates.
 - :func:`collect` serves the hooks that gather contributions (tool sources, providers,
   commands, system-prompt fragments). They have no side effects, so after a failure
   each plugin is asked again on its own to find which one is broken.
-- :func:`notify` serves the hooks called around every tool call. A plugin that raises is
-  found from the traceback and left out of that hook for the rest of the process; the
-  plugins that had not yet run are called again without it.
+- :class:`Notifier` serves the hooks called around every tool call, and the envelope
+  (``ikigai_wrap_result``). A plugin that raises is found from the traceback and left out
+  of that hook for the rest of the process; the plugins that had not yet run are called
+  again without it. An envelope that is not a JSON object is traced to the plugin that
+  gave it, which is left out the same way.
 """
 
 from __future__ import annotations
@@ -90,38 +92,60 @@ def collect(
 
 
 class Notifier:
-    """Calls one side-effect hook around tool calls; a plugin that raises is reported once
-    and left out of that hook from then on.
+    """Calls one hook around tool calls; a plugin that raises, or (with ``check``) gives
+    the answer of a ``firstresult`` hook that ``check`` refuses, is reported once and left
+    out of that hook from then on.
 
     :param pm: the plugin manager.
     :param hook: the hook's name.
     :param notices: where failures are reported.
+    :param check: for a ``firstresult`` hook: what is wrong with its answer, or ``None``.
     """
 
-    def __init__(self, pm: pluggy.PluginManager, hook: str, notices: Notices) -> None:
+    def __init__(self, pm: pluggy.PluginManager, hook: str, notices: Notices,
+                 check: Callable[[Any], str | None] = lambda answer: None) -> None:
         self.pm = pm
         self.hook = hook
         self.notices = notices
+        self.check = check
         self._excluded: set[str] = set()
         self._caller = getattr(pm.hook, hook)
 
-    def __call__(self, **kwargs: Any) -> list[Any]:
-        """Every non-``None`` answer, as pluggy returns them (the answers of plugins called
-        before one that raised are lost; they are not called twice)."""
+    def __call__(self, **kwargs: Any) -> Any:
+        """What pluggy returns: every non-``None`` answer, or a ``firstresult`` hook's first
+        (the answers of plugins called before one that raised are lost; they are not
+        called twice)."""
         caller = self._caller
         already_called: set[str] = set()
         while True:
             try:
-                return list(caller(**kwargs))
+                answer = caller(**kwargs)
             except Exception as exc:
                 plugin = culprit(caller, exc)
                 if plugin is None or _is_default(plugin) or plugin in self._excluded:
                     raise
-                _failed(self.notices, plugin, self.hook, one_line(exc))
-                self._excluded.add(plugin)
+                why = one_line(exc)
                 already_called |= _called_before(caller, plugin)
-                self._caller = self._subset(self._excluded)
-                caller = self._subset(self._excluded | already_called)
+            else:
+                problem = self.check(answer)
+                if problem is None:
+                    return answer
+                plugin, why = self._answerer(caller, kwargs), problem
+            _failed(self.notices, plugin, self.hook, why)
+            self._excluded.add(plugin)
+            self._caller = self._subset(self._excluded)
+            caller = self._subset(self._excluded | already_called)
+
+    def _answerer(self, caller: Any, kwargs: dict[str, Any]) -> str:
+        """The plugin whose answer ``caller``, a ``firstresult`` hook, returned: each
+        third-party one is asked again alone, in pluggy's order, until one answers (the
+        defaults always answer a usable value, and are called last)."""
+        impls = [impl for impl in reversed(caller.get_hookimpls())
+                 if not (impl.hookwrapper or impl.wrapper or _is_default(impl.plugin_name))]
+        everyone = {impl.plugin_name for impl in getattr(self.pm.hook, self.hook).get_hookimpls()}
+        answerer: str = next(impl.plugin_name for impl in impls if self._subset(
+            everyone - {impl.plugin_name})(**kwargs) is not None)
+        return answerer
 
     def _subset(self, names: set[str]) -> Any:
         plugins = [self.pm.get_plugin(name) for name in names]

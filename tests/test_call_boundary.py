@@ -179,6 +179,66 @@ def test_tool_run_with_nan_is_invalid_params(tmp_path):
         "Invalid arguments for tool 'bash': not valid JSON (NaN is not a JSON number)")
 
 
+# -- A failing envelope plugin (issue 22 item 3) -----------------------------------------
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    ("raise RuntimeError('envelope\\nbug')", "RuntimeError: envelope bug"),
+    ("return 'not an object'", "it returned str, not a JSON object"),
+])
+def test_tool_run_with_a_failing_envelope_plugin_gets_the_default_envelope(
+    site, monkeypatch, tmp_path, answer, why
+):
+    site("ikigai-acme", "acme", f"""
+        from ikigai_core import hookimpl
+        @hookimpl
+        def ikigai_wrap_result(outcome):
+            {answer}
+    """)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
+    ran = ikigai("tool", "run", "bash", '{"command": "echo hi"}', cwd=tmp_path)
+    assert ran.returncode == 0
+    assert strict(ran.stdout) == {"tool_success": True, "result": {"output": "hi",
+                                                                   "exit_code": 0}}
+    assert ran.stderr == (f"ikigai: plugin 'acme' failed in ikigai_wrap_result: {why}; "
+                          "skipped. Disable it with IKIGAI_DISABLE_PLUGINS=acme\n")
+
+
+def test_failing_envelope_plugins_are_reported_once_and_the_next_plugin_answers(tmp_path):
+    from ikigai_core import hookimpl
+
+    asked = []
+
+    class Plain:
+        @hookimpl
+        def ikigai_wrap_result(self, outcome):
+            return {"ok": outcome.success}
+
+    class Odd:
+        @hookimpl
+        def ikigai_wrap_result(self, outcome):
+            asked.append("odd")
+            return ["not", "an", "object"]
+
+    class Broken:
+        @hookimpl
+        def ikigai_wrap_result(self, outcome):
+            asked.append("broken")
+            raise ZeroDivisionError("division by zero")
+
+    app = App(cwd=tmp_path)
+    for plugin in (Plain(), Odd(), Broken()):  # pluggy asks the last registered first
+        app.pm.register(plugin, name=type(plugin).__name__.lower())
+    registry = app.registry()
+    envelopes = [app.executor.call(registry, name, {"pattern": "*"}).envelope
+                 for name in ("glob", "nope", "glob")]
+    assert envelopes == [{"ok": True}, {"ok": False}, {"ok": True}]
+    assert asked == ["broken", "odd", "odd"]  # odd once more, alone: who gave that answer
+    assert [notice.message.partition("; skipped")[0] for notice in app.notices] == [
+        "plugin 'broken' failed in ikigai_wrap_result: ZeroDivisionError: division by zero",
+        "plugin 'odd' failed in ikigai_wrap_result: it returned list, not a JSON object"]
+
+
 def test_tool_run_without_arguments_is_a_usage_error_naming_what_to_pass(tmp_path):
     ran = ikigai("tool", "run", "bash", cwd=tmp_path, stdin=subprocess.DEVNULL)
     assert (ran.returncode, ran.stdout) == (2, "")
