@@ -199,3 +199,20 @@ def test_a_hand_written_rule_without_an_id_names_the_file(fake_server, isolated_
     model_runs(fake_server, "true")
     assert (f"ikigai: bash was not run: denied by user rule: deny bash; remove it from "
             f"{path}\n") in ask("--yes").stderr
+
+
+# -- 22.17: a rule for a tool nobody has is stored with a warning ----------------------------
+
+
+@pytest.mark.parametrize(("decision", "tool", "warned"), [
+    ("allow", "nosuchtool", True), ("deny", "zz_*", True), ("ask", "bash", False),
+    ("deny", "file_*", False)])
+def test_a_rule_for_no_known_tool_is_stored_with_a_warning(decision, tool, warned,
+                                                           isolated_home):
+    done = ikigai("permissions", decision, tool)
+    assert done.returncode == 0
+    assert done.stdout == f"Stored rule 1: {decision} {tool}\n"
+    warning = (f"ikigai: no tool found now matches '{tool}' (`ikigai tool list` shows them); "
+               "the rule is kept for when one comes\n")
+    assert done.stderr == (warning if warned else "")
+    assert json.loads(ikigai("permissions", "list", "--json").stdout)[0]["tool"] == tool

@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from ikigai_core.app import App
-from ikigai_core.commands.output import echo_json, printable
+from ikigai_core.commands.output import echo_json, printable, warn
 
 pass_app = click.make_pass_decorator(App)
 CONDITIONS_HELP = ("Each CONDITION is POINTER~REGEX (the argument at the JSON pointer matches "
@@ -49,8 +49,18 @@ def _adder(decision: str) -> click.Command:
 
         rule = RuleStore(app.home).add(tool, decision, [parse_condition(c) for c in conditions])
         click.echo(printable(f"Stored {rule}"))
+        if not _known(app, tool):
+            warn(f"no tool found now matches '{tool}' (`ikigai tool list` shows them); the "
+                 "rule is kept for when one comes")
 
     return add
+
+
+def _known(app: App, tool: str) -> bool:
+    """Whether a tool found now is named ``tool`` (or matches it, a glob)."""
+    from fnmatch import fnmatchcase
+
+    return any(fnmatchcase(name, tool) for name in app.registry())
 
 
 for _decision in ("allow", "ask", "deny"):
