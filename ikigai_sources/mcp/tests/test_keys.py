@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from ikigai_mcp.servers import configured
 
-from ikigai_core.defaults.tool_env import KNOWN_KEY_VARS
+from ikigai_core.defaults.tool_env import KNOWN_KEY_VARS, filter_env
 from ikigai_core.trust import TrustStore
 from tests.support.fakeserver import FakeServer
 from tests.support.replies import REPLIES
@@ -82,6 +82,19 @@ def markers_in(directory: Path) -> list[str]:
     """The files the servers wrote in ``directory`` that hold a marker."""
     return [str(path) for path in directory.glob("*.txt")
             if any(marker in path.read_text(errors="replace") for marker in MARKERS.values())]
+
+
+@pytest.mark.parametrize(("include", "kept"), [
+    ([], {"OTHER"}),
+    (["OPENAI_API_KEY"], {"OTHER", "K", "OPENAI_API_KEY"}),  # handed out on purpose
+    (["K"], {"OTHER", "K"}),
+])
+def test_a_variable_holding_a_key_is_dropped_whatever_its_name(include, kept):
+    key = MARKERS["OPENAI_API_KEY"]
+    env = {"OPENAI_API_KEY": key, "K": key, "OTHER": "x", "SHORT": "sk"}
+    found = filter_env(env, {"include": include}, ["OPENAI_API_KEY", "ACME_KEY"],
+                       {"OPENAI_API_KEY": key, "ACME_KEY": "sk"})  # too short to be matched
+    assert set(found) == kept | {"SHORT"}
 
 
 @pytest.mark.parametrize("sandbox", ["off", "workspace-write"])
