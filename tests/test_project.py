@@ -13,6 +13,7 @@ import pytest
 
 from ikigai_core.app import App
 from ikigai_core.project import find_project
+from tests.support.replies import REPLIES
 from tests.support.terminal import Terminal
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
@@ -42,6 +43,20 @@ def test_the_nearest_ancestor_with_dot_ikigai_is_the_project(tree):
 def test_a_file_named_dot_ikigai_is_not_a_project(tree):
     (tree / "proj" / "sub" / ".ikigai").write_text("")
     assert find(tree / "proj" / "sub", tree) == tree / "proj"
+
+
+def test_agents_md_marks_a_project_as_dot_ikigai_does(tree):
+    """Issue 22 item 15: the nearest marker wins, whichever it is; a directory named
+    AGENTS.md is none, and one in the home directory is never reached."""
+    sub = tree / "proj" / "sub"
+    (sub / "AGENTS.md").write_text("Use tabs.\n")
+    assert find(sub / "deeper", tree) == sub
+    (sub / "AGENTS.md").unlink()
+    (sub / "AGENTS.md").mkdir()
+    assert find(sub / "deeper", tree) == tree / "proj"
+    (tree / "AGENTS.md").write_text("")
+    (tree / "other").mkdir()
+    assert find(tree / "other", tree) is None
 
 
 def test_the_search_stops_at_the_home_directory(tree):
@@ -115,3 +130,43 @@ def test_the_chat_banner_names_the_project(project):
         term.read_until(b"")
         assert term.wait() == 0
     assert f"in project {project}; /help for commands".encode() in banner
+
+
+# -- A project marked by AGENTS.md ---------------------------------------------------------
+
+
+@pytest.fixture
+def agents_project(tmp_path):
+    """``proj`` with an ``AGENTS.md`` and no ``.ikigai/``, and its subdirectory ``proj/sub``."""
+    proj = tmp_path / "proj"
+    (proj / "sub").mkdir(parents=True)
+    (proj / "AGENTS.md").write_text("Answer in French.\n")
+    return proj
+
+
+def test_agents_md_marks_the_project_and_trust_sends_it(agents_project):
+    """Issue 22 item 15: from a subdirectory, the folder holding AGENTS.md is the project;
+    untrusted, its AGENTS.md is not sent and one line says how to send it."""
+    sub = agents_project / "sub"
+    listed = ikigai("tool", "list", "--verbose", cwd=sub).stdout.splitlines()
+    assert listed[0] == f"Project: {agents_project} (not trusted: its tools are not loaded)"
+    untrusted = ikigai("request", "--provider", "openai", "hi", cwd=sub)
+    assert untrusted.stderr == (
+        f"ikigai: AGENTS.md of {agents_project} not sent to the model: project directory "
+        f"not trusted; run `ikigai trust {agents_project}`\n")
+    assert "French" not in untrusted.stdout
+    assert ikigai("trust", cwd=sub).stdout.startswith(f"Trusted {agents_project};")
+    trusted = ikigai("request", "--provider", "openai", "hi", cwd=sub)
+    assert trusted.stderr == "" and "Answer in French." in trusted.stdout
+    listed = ikigai("tool", "list", "--verbose", cwd=sub).stdout.splitlines()
+    assert listed[0] == f"Project: {agents_project} (trusted)"
+
+
+def test_ask_in_an_untrusted_agents_md_project_says_so_once(agents_project, fake_server):
+    fake_server.push(REPLIES["openai"].reply("Hello."))
+    env = {**os.environ, "OPENAI_BASE_URL": fake_server.url, "OPENAI_API_KEY": "sk-test-0123"}
+    run = subprocess.run([IKIGAI, "ask", "--provider", "openai", "--no-stream", "hi"],
+                         cwd=agents_project, env=env, capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (0, "Hello.\n")
+    assert run.stderr.count("\n") == 1 and "not sent to the model" in run.stderr
+    assert "French" not in json.dumps(fake_server.requests[0].json)

@@ -140,11 +140,22 @@ def start_conversation(app: App, system: str | None, skills: tuple[str, ...],
     if system is not None:
         app.settings = app.settings._replace(system_prompt=_read_system(system))
     report_skipped(app.skills, verbose=False, what="skill")
+    report_ignored_instructions(app)
     toolset = Toolset.chosen(app.settings, app.skills, tools=tools, no_tools=no_tools)
     conversation = Conversation(system=system_prompt(app))
     for name in skills:
         conversation.system = with_skill(conversation.system, toolset.load(name))
     return conversation, toolset
+
+
+def report_ignored_instructions(app: App) -> None:
+    """On stderr, once: an untrusted project's ``AGENTS.md`` is not sent, and how to send it
+    (unless the plugin sending it is disabled: then nothing is)."""
+    from ikigai_core.defaults.project_instructions import ignored_instructions
+
+    line = ignored_instructions(app.cwd, app.home)
+    if line and not app.pm.is_blocked(ignored_instructions.__module__):
+        warn(line)
 
 
 def _read_system(value: str) -> str:

@@ -2,9 +2,9 @@
 
 ``AGENTS.md`` at the project's root (the convention Codex and other agents follow), then
 ``.ikigai/system.md``. The project is the one tools come from
-(:func:`ikigai_core.project.find_project`), else the working directory. An untrusted
-project's files are never read: a cloned repository must not steer the model any more
-than it may run tools.
+(:func:`ikigai_core.project.find_project`: ``AGENTS.md`` marks one), else the working
+directory. An untrusted project's files are never read: a cloned repository must not steer
+the model any more than it may run tools; :func:`ignored_instructions` says so.
 """
 
 from __future__ import annotations
@@ -31,16 +31,32 @@ def read_text(path: Path) -> str | None:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
 
 
+def _instructions(cwd: Path, home: Path) -> tuple[Path, list[str], bool]:
+    """The project, the instruction files it holds, and whether it is trusted (asked only
+    when it holds some)."""
+    project = find_project(cwd, ikigai_home=home) or cwd
+    names = [name for name in INSTRUCTION_FILES if (project / name).is_file()]
+    return project, names, bool(names) and TrustStore(home).is_trusted(project)
+
+
+def ignored_instructions(cwd: Path, home: Path) -> str | None:
+    """One line saying which instruction files of an untrusted project are not sent and how
+    to send them; ``None`` when none are ignored."""
+    project, names, trusted = _instructions(cwd, home)
+    if not names or trusted:
+        return None
+    return (f"{' and '.join(names)} of {project} not sent to the model: project directory "
+            f"not trusted; run `ikigai trust {project}`")
+
+
 @hookimpl(trylast=True)
 def ikigai_system_prompt(cwd: Path, home: Path) -> list[str]:
     """Each instruction file of a trusted project, under a heading naming it."""
-    project = find_project(cwd, ikigai_home=home) or cwd
-    if not any((project / name).is_file() for name in INSTRUCTION_FILES):
-        return []
-    if not TrustStore(home).is_trusted(project):
+    project, names, trusted = _instructions(cwd, home)
+    if not trusted:
         return []
     fragments = []
-    for name in INSTRUCTION_FILES:
+    for name in names:
         text = read_text(project / name)
         if text and text.strip():
             fragments.append(f"## Project instructions ({name})\n\n{text.strip()}")

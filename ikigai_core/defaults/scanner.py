@@ -2,7 +2,7 @@
 
 ``$IKIGAI_HOME/tools`` (source ``user``) and the project's ``.ikigai/tools`` (source
 ``project``, only once the project directory is trusted with ``ikigai trust``). The project
-is the nearest ancestor of the working directory holding ``.ikigai/``
+is the nearest ancestor of the working directory holding ``.ikigai/`` or ``AGENTS.md``
 (:func:`ikigai_core.project.find_project`).
 """
 
