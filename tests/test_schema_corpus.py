@@ -24,10 +24,9 @@ CORPUS = dict(corpus())
 EXCLUDED = {
     "openai": set(),
     "anthropic": {"json_schema_2020_12/list_drive_items"},
-    "google": {"json_schema_draft_07/tag_files"},
+    "google": set(),
 }
-"""What cannot be sent, and stays so: OData keys ($top) for Anthropic; a required map for
-Gemini."""
+"""What cannot be sent, and stays so: OData keys ($top) for Anthropic."""
 
 
 def test_the_corpus_is_real_and_says_where_it_came_from():
@@ -44,7 +43,7 @@ def parameters_of(provider: str, declaration: Mapping[str, Any]) -> Mapping[str,
         return declaration["function"]["parameters"]
     if provider == "anthropic":
         return declaration["input_schema"]
-    return declaration.get("parameters") or {}
+    return declaration.get("parameters") or declaration.get("parametersJsonSchema") or {}
 
 
 @pytest.mark.parametrize("provider", sorted(RULES))
@@ -72,6 +71,34 @@ def test_each_schema_goes_in_a_form_the_api_accepts_or_is_left_out(provider, ide
         description = node.get("description") if isinstance(node, Mapping) else None
         if name in (sent.get("properties") or {}) and description:
             assert json.dumps(description)[1:-1] in text, f"{name}: its description"
+
+
+@pytest.mark.parametrize("provider", sorted(RULES))
+@pytest.mark.parametrize("ident", sorted(CORPUS))
+def test_no_property_is_lost(provider, ident):
+    """Every property goes, and a map (additionalProperties) stays one: pydantic's dict[str, X],
+    zod's z.record, a free-form object (issue 22: Gemini dropped them)."""
+    original = CORPUS[ident]
+    fit = PROVIDERS[provider].fit_tool(corpus_tool(ident, original))
+    if fit.declaration is None:
+        return
+    sent = parameters_of(provider, fit.declaration)
+    assert set(original.get("properties") or ()) <= set(sent.get("properties") or ())
+    for name, node in (original.get("properties") or {}).items():
+        if isinstance(node, Mapping) and isinstance(node.get("additionalProperties"), Mapping):
+            assert sent["properties"][name].get("additionalProperties") is not None, name
+
+
+@pytest.mark.parametrize("ident, name", [
+    ("pydantic_v2/PlaceOrder", "metadata"), ("pydantic_v2/Ticket", "extra"),
+    ("zod_to_json_schema/search_issues", "extra"), ("json_schema_2020_12/freeform", "env"),
+    ("json_schema_2020_12/freeform", "meta"), ("zod_to_json_schema/http_request", "headers"),
+])
+def test_gemini_takes_free_form_objects_as_json_schema(ident, name):
+    fit = PROVIDERS["google"].fit_tool(corpus_tool(ident, CORPUS[ident]))
+    sent = fit.declaration["parametersJsonSchema"]["properties"][name]
+    assert "object" in json.dumps(sent) and "parameters" not in fit.declaration
+    assert fit.changes[0].startswith("sent as parametersJsonSchema: ")
 
 
 def json_schema_sent(provider: str, declaration: Mapping[str, Any]) -> Mapping[str, Any] | None:

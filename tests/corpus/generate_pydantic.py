@@ -10,7 +10,7 @@ import json
 import sys
 from datetime import date, datetime
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 import pydantic
@@ -103,7 +103,14 @@ class Paginate(BaseModel):
     cursor: str | None = None
 
 
-MODELS = [CreateContact, SearchIssues, PlaceOrder, WriteTree, AdoptPet, Paginate]
+class Ticket(BaseModel):
+    """An optional free-form object (dict[str, Any] | None), as FastMCP tools take one."""
+
+    title: str
+    extra: dict[str, Any] | None = Field(default=None, description="Any other fields")
+
+
+MODELS = [CreateContact, SearchIssues, PlaceOrder, WriteTree, AdoptPet, Paginate, Ticket]
 
 if __name__ == "__main__":
     json.dump({

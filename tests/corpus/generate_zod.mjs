@@ -40,6 +40,10 @@ const tools = {
     value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
     scope: z.literal("user").or(z.literal("project")),
   }).strict(),
+  search_issues: z.object({
+    query: z.string().describe("Search text"),
+    extra: z.record(z.string(), z.unknown()).optional().describe("Extra filters, by field"),
+  }),
   run_query: z.object({
     sql: z.string(),
     params: z.array(z.any()).optional(),

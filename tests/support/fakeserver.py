@@ -7,9 +7,11 @@ Used through the ``fake_server`` fixture (root ``conftest.py``)::
     assert fake_server.requests[0].json["model"] == "m"
 
 Each request takes the next reply from the queue, in order (a multi-turn agent run
-pushes one reply per turn). A request with no reply left gets HTTP 500 with a body
-saying so. Replies can stream chunk by chunk (chunked encoding, one flush per chunk),
-wait, stall, or drop the connection, to exercise timeouts and broken streams.
+pushes one reply per turn); a request whose tools the real API would refuse gets that
+API's 400 instead (``tests/support/api_rules.py``). A request with no reply left gets
+HTTP 500 with a body saying so. Replies can stream chunk by chunk (chunked encoding, one
+flush per chunk), wait, stall, or drop the connection, to exercise timeouts and broken
+streams.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 import socket
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
@@ -138,6 +140,11 @@ class FakeServer:
     """The server: ``url``, ``push(*replies)``, ``requests``, ``close()``."""
 
     def __init__(self) -> None:
+        from tests.support.api_rules import refusal  # it builds the APIs' error replies
+
+        self.check: Callable[[RecordedRequest], Reply | None] | None = refusal
+        """What answers a request the real API would refuse, before the scripted replies
+        (``None``: nothing is checked)."""
         self.requests: list[RecordedRequest] = []
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
@@ -177,6 +184,9 @@ class FakeServer:
     def _take(self, request: RecordedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
+            refused = self.check(request) if self.check else None
+            if refused is not None:
+                return refused
             if self._replies:
                 return self._replies.popleft()
         message = f"fake server: no scripted reply left for {request.method} {request.path}"

@@ -1,4 +1,4 @@
-"""Tool parameters in the JSON Schema subset Gemini accepts (spec decision 17).
+"""Tool parameters in the forms Gemini accepts (spec decision 17, issue 22).
 
 Gemini's ``Schema`` object (``generativelanguage`` v1beta, see ``rules.py``) is a select
 subset of OpenAPI 3.0: one ``type``, ``nullable``, ``enum`` of strings, a few ``format``
@@ -12,11 +12,13 @@ rewritten into that subset, keeping its meaning where the subset cannot say it:
 - a node without a type gets one from what it holds; a value of any type, and an array's
   missing ``items``, become "a string, number or boolean" (Gemini has no "anything");
 - a tuple becomes an array of its item types, bounded to its length;
-- an object Gemini cannot express (any keys: ``{"type": "object"}`` or a map) is left out
-  when it is optional, and named in the description; when required, the tool cannot be
-  sent (:class:`Unfit`);
 - any other constraint (``exclusiveMinimum``, ``uniqueItems``, ...) moves into the
   description.
+
+An object of any keys (``{"type": "object"}``, a map such as pydantic's ``dict[str, str]``
+or zod's ``z.record``) ``Schema`` cannot express (:class:`Unfit`): such a tool's parameters
+go as ``parametersJsonSchema`` instead (:func:`json_parameters`), JSON Schema 2020-12 in
+the keywords Gemini reads, ``additionalProperties`` among them, so no property is lost.
 """
 
 from __future__ import annotations
@@ -29,12 +31,14 @@ from ikigai_core.schema_tools import (
     ANNOTATIONS,
     describe,
     describe_dropped,
+    draft_2020_12,
     inline_refs,
     json_type,
+    map_subschemas_at,
     merge_into,
 )
 from ikigai_core.schema_top import one_object
-from ikigai_provider_google.rules import FIELDS, FORMATS
+from ikigai_provider_google.rules import FIELDS, FORMATS, JSON_FIELDS
 
 ANY_VALUE: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "number"},
                                        {"type": "boolean"}]}
@@ -46,13 +50,22 @@ HANDLED = frozenset({"oneOf", "allOf", "const", "examples", "prefixItems",
 
 
 class Unfit(Exception):
-    """The parameters need something Gemini cannot express (the message says what)."""
+    """The parameters need something ``Schema`` cannot express (the message says what)."""
 
 
 def gemini_parameters(parameters: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
-    """A tool's parameters for a ``functionDeclaration`` (``None`` when it takes none:
-    Gemini rejects an object with empty ``properties``), and what was changed."""
+    """A tool's parameters as a ``Schema`` for ``parameters`` (``None`` when it takes none:
+    Gemini rejects an object with empty ``properties``), and what was changed.
+
+    :raises Unfit: an object of any keys is in them (send :func:`json_parameters`).
+    """
     top, changes = one_object(parameters)
+    if not top.get("properties"):
+        if top.get("additionalProperties", False) is not False:
+            raise Unfit("the arguments are an object of any keys")
+        if parameters != {"type": "object", "properties": {}}:
+            changes.append("parameters left out: the tool takes no arguments here")
+        return None, changes
     if '"$ref"' in _text(top):
         changes.append("$ref inlined (Gemini has no $ref)")
     cleaner = _Cleaner(changes)
@@ -60,11 +73,21 @@ def gemini_parameters(parameters: Mapping[str, Any]) -> tuple[dict[str, Any] | N
     if cleaner.silent:
         changes.append(f"left out, as they constrain nothing here: "
                        f"{', '.join(sorted(cleaner.silent))}")
-    if not (schema and schema.get("properties")):
-        if top.get("properties") or parameters != {"type": "object", "properties": {}}:
-            changes.append("parameters left out: the tool takes no arguments here")
-        return None, changes
     return schema, changes
+
+
+def json_parameters(parameters: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A tool's parameters as JSON Schema 2020-12 for ``parametersJsonSchema``, in the
+    keywords Gemini reads (``rules.JSON_FIELDS``), and what was changed: references
+    inlined (Gemini allows nothing beside a ``$ref``), ``oneOf`` and ``allOf`` as for
+    ``parameters``, an enum of other values and every other keyword moved into the
+    description."""
+    drafted, changes = draft_2020_12(parameters)
+    top, more = one_object(drafted)
+    changes += more
+    if '"$ref"' in _text(top):
+        changes.append("$ref inlined (Gemini allows nothing beside a $ref)")
+    return _json_node(inline_refs(top), "", changes), changes
 
 
 def _text(value: Any) -> str:
@@ -82,8 +105,11 @@ class _Cleaner:
     def note(self, path: str, text: str) -> None:
         self.changes.append(f"{path or '/'}: {text}")
 
-    def node(self, node: Any, path: str) -> dict[str, Any] | None:
-        """``node`` in Gemini's subset; ``None`` for an object of any keys."""
+    def node(self, node: Any, path: str) -> dict[str, Any]:
+        """``node`` in Gemini's subset.
+
+        :raises Unfit: ``node`` is, or holds, an object of any keys.
+        """
         if not isinstance(node, Mapping):
             node = {}
         out = {key: value for key, value in node.items() if key not in ANNOTATIONS}
@@ -94,8 +120,7 @@ class _Cleaner:
             out["anyOf"] = [*out.get("anyOf", []), *out.pop("oneOf")]
             describe(out, "(exactly one of the alternatives)")
             self.note(path, "oneOf sent as anyOf")
-        if not self.children(out, path):
-            return None
+        self.children(out, path)
         if "allOf" in out:
             self.note(path, "allOf merged into one schema")
         _merge_all_of(out)
@@ -116,7 +141,7 @@ class _Cleaner:
             describe_dropped(out, dropped)
             self.note(path, f"{', '.join(dropped)} moved into the description")
         if out.get("type") == "object" and not out.get("properties"):
-            return None
+            raise Unfit(f"{path} is an object of any keys (Schema needs its properties)")
         self.silent |= set(node) & (ANNOTATIONS | HANDLED - {"oneOf", "prefixItems"})
         return {key: value for key, value in out.items() if key in FIELDS}
 
@@ -135,40 +160,16 @@ class _Cleaner:
         describe(out, f"(a tuple of {len(positions)} items, in order)")
         self.note(path, "tuple sent as an array of its item types")
 
-    def children(self, out: dict[str, Any], path: str) -> bool:
-        """Clean every subschema, leaving out optional objects Gemini cannot express;
-        False when ``out`` itself cannot be expressed (its items or every branch cannot)."""
-        properties = out.get("properties")
-        if isinstance(properties, Mapping):
-            required = set(out.get("required") or ())
-            kept, left_out = {}, []
-            for name, sub in properties.items():
-                cleaned = self.node(sub, f"{path}/properties/{name}")
-                if cleaned is not None:
-                    kept[name] = cleaned
-                elif name in required:
-                    raise Unfit(f"{path}/properties/{name} is an object of any keys "
-                                "(Gemini needs its properties)")
-                else:
-                    left_out.append(name)
-            if left_out:
-                describe(out, f"(not available here: {', '.join(left_out)}, objects of any keys)")
-                self.note(path, f"left out {', '.join(left_out)}: objects of any keys")
-            out["properties"] = kept
+    def children(self, out: dict[str, Any], path: str) -> None:
+        """Clean every subschema (``properties``, ``items``, ``anyOf``, ``allOf``)."""
+        if isinstance(out.get("properties"), Mapping):
+            out["properties"] = {name: self.node(sub, f"{path}/properties/{name}")
+                                 for name, sub in out["properties"].items()}
         if isinstance(out.get("items"), (Mapping, bool)):
-            items = self.node(out["items"], f"{path}/items")
-            if items is None:
-                return False
-            out["items"] = items
-        if isinstance(out.get("anyOf"), list):
-            branches = [self.node(sub, f"{path}/anyOf/{i}") for i, sub in enumerate(out["anyOf"])]
-            out["anyOf"] = [branch for branch in branches if branch is not None]
-            if not out["anyOf"]:
-                return False
-        if isinstance(out.get("allOf"), list):
-            out["allOf"] = [self.node(sub, f"{path}/allOf/{i}") or {}
-                            for i, sub in enumerate(out["allOf"])]
-        return True
+            out["items"] = self.node(out["items"], f"{path}/items")
+        for key in ("anyOf", "allOf"):
+            if isinstance(out.get(key), list):
+                out[key] = [self.node(sub, f"{path}/{key}/{i}") for i, sub in enumerate(out[key])]
 
     def infer_type(self, out: dict[str, Any], path: str) -> None:
         """Every Gemini schema has a type (or lists them in ``anyOf``)."""
@@ -260,3 +261,31 @@ def _literal(value: Any) -> str:
     if value is None:
         return "null"
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _json_node(node: Any, path: str, changes: list[str]) -> Any:
+    """``node`` and its subschemas in the JSON Schema keywords Gemini reads (a boolean
+    schema as it is)."""
+    if not isinstance(node, Mapping):
+        return node
+    out = {key: value for key, value in node.items() if key not in ANNOTATIONS}
+    if "oneOf" in out:
+        out["anyOf"] = [*out.get("anyOf", []), *out.pop("oneOf")]
+        describe(out, "(exactly one of the alternatives)")
+        changes.append(f"{path or '/'}: oneOf sent as anyOf")
+    if "allOf" in out:
+        _merge_all_of(out)
+        changes.append(f"{path or '/'}: allOf merged into one schema")
+    if "const" in out:
+        out.setdefault("enum", [out.pop("const")])
+    if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool)
+               for v in out.get("enum") or ()):
+        describe(out, "Allowed values: " + ", ".join(map(_literal, out.pop("enum"))) + ".")
+        changes.append(f"{path or '/'}: enum of other values than strings and numbers "
+                       "moved into the description")
+    dropped = {key: value for key, value in out.items() if key not in JSON_FIELDS}
+    if dropped:
+        out = {key: value for key, value in out.items() if key in JSON_FIELDS}
+        describe_dropped(out, dropped)
+        changes.append(f"{path or '/'}: {', '.join(dropped)} moved into the description")
+    return map_subschemas_at(out, path, lambda sub, at: _json_node(sub, at, changes))

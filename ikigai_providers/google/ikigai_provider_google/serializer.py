@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ikigai_core.errors import ProviderError
 from ikigai_core.providers import Provider, ToolFit
 from ikigai_provider_google import rules
-from ikigai_provider_google.schema import Unfit, gemini_parameters
+from ikigai_provider_google.schema import Unfit, gemini_parameters, json_parameters
 
 if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, ToolResult
@@ -50,15 +50,19 @@ class GoogleSerializer(Provider):
     usage_keys = ("promptTokenCount", "candidatesTokenCount")
 
     def fit_tool(self, tool: Tool) -> ToolFit:
-        """A ``functionDeclaration`` with the parameters in Gemini's schema subset
-        (``schema.py``); left out if the API would still reject it (``rules.py``)."""
+        """A ``functionDeclaration`` with the parameters in Gemini's ``Schema`` subset, or,
+        where that would lose a property (an object of any keys), as
+        ``parametersJsonSchema`` (``schema.py``); left out if the API would still reject
+        it (``rules.py``)."""
         declaration: dict[str, Any] = {"name": tool.name, "description": tool.description}
         try:
             parameters, changes = gemini_parameters(tool.parameters)
         except Unfit as exc:
-            return ToolFit(tool.name, None, reason=str(exc))
-        if parameters is not None:
-            declaration["parameters"] = parameters
+            declaration["parametersJsonSchema"], changes = json_parameters(tool.parameters)
+            changes = [f"sent as parametersJsonSchema: {exc}", *changes]
+        else:
+            if parameters is not None:
+                declaration["parameters"] = parameters
         return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
 
     def request_body(

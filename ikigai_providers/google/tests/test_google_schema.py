@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from ikigai_provider_google import rules
 from ikigai_provider_google.schema import ANY_VALUE
 from ikigai_provider_google.serializer import GoogleSerializer
 
@@ -171,25 +172,55 @@ def test_an_array_needs_items_and_a_tuple_keeps_its_items():
                              "maxItems": 2, "description": "(a tuple of 2 items, in order)"}
 
 
-def test_objects_of_any_keys_are_left_out_when_optional_and_named():
-    schema = {"type": "object", "required": ["q"], "properties": {
-        "q": {"type": "string"},
+def test_objects_of_any_keys_go_as_parameters_json_schema_with_every_property():
+    schema = {"type": "object", "required": ["q", "body"], "properties": {
+        "q": {"type": "string", "minLength": 1, "default": "x"},
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "opts": {"type": "object"},
+        "body": {"type": "object", "description": "the payload"},
         "rows": {"type": "array", "items": {"type": "object"}},
-    }}
+        "kind": {"oneOf": [{"const": "a"}, {"const": True}]},
+        "ref": {"allOf": [{"$ref": "#/$defs/x"}], "description": "an x"},
+    }, "$defs": {"x": {"type": "object", "properties": {"v": {"type": "integer"}}}}}
     fit = google.fit_tool(tool("t", schema))
-    out = fit.declaration["parameters"]
-    assert list(out["properties"]) == ["q"] and out["required"] == ["q"]
-    assert out["description"] == "(not available here: labels, opts, rows, objects of any keys)"
-    assert "/: left out labels, opts, rows: objects of any keys" in fit.changes
+    assert "parameters" not in fit.declaration
+    assert fit.declaration["parametersJsonSchema"] == {
+        "type": "object", "required": ["q", "body"], "properties": {
+            "q": {"type": "string", "description": '(minLength: 1, default: "x")'},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "opts": {"type": "object"},
+            "body": {"type": "object", "description": "the payload"},
+            "rows": {"type": "array", "items": {"type": "object"}},
+            "kind": {"anyOf": [{"enum": ["a"]}, {"description": "Allowed values: true."}],
+                     "description": "(exactly one of the alternatives)"},
+            "ref": {"type": "object", "properties": {"v": {"type": "integer"}},
+                    "description": "an x"}}}
+    assert fit.changes[0] == ("sent as parametersJsonSchema: /properties/labels is an object "
+                              "of any keys (Schema needs its properties)")
+    assert "/properties/q: minLength, default moved into the description" in fit.changes
 
 
-def test_a_required_object_of_any_keys_leaves_the_tool_out():
-    schema = {"type": "object", "required": ["body"], "properties": {"body": {"type": "object"}}}
-    fit = google.fit_tool(tool("t", schema))
-    assert fit.status == "excluded"
-    assert fit.reason == "/properties/body is an object of any keys (Gemini needs its properties)"
+def test_arguments_of_any_keys_go_as_parameters_json_schema():
+    fit = google.fit_tool(tool("t", {"type": "object", "additionalProperties": {"type": "string"}}))
+    assert fit.declaration["parametersJsonSchema"] == {
+        "type": "object", "additionalProperties": {"type": "string"}}
+    assert fit.changes == ("sent as parametersJsonSchema: the arguments are an object of any keys",)
+
+
+def test_the_rules_of_parameters_json_schema():
+    def found(schema, **extra):
+        return rules.problems({"name": "t", "parametersJsonSchema": schema, **extra})
+    assert found({"type": "object"}, parameters={"type": "object"}) == [
+        "parameters and parametersJsonSchema cannot both be given"]
+    assert found({"type": "string"}) == ["parametersJsonSchema must be a schema of type object"]
+    assert found({"type": "object", "properties": {
+        "a": {"type": "string", "minLength": 1}, "b": {"enum": [True]},
+        "c": {"$ref": "#/$defs/c", "description": "d"}, "d": True,
+        "e": {"type": "array", "items": [{}]}}}) == [
+        "/properties/e: items is not draft 2020-12",
+        "/properties/a: not read by Gemini: minLength",
+        "/properties/b: enum holds strings and numbers only",
+        "/properties/c: $ref cannot have keywords beside it"]
 
 
 def test_every_node_gets_a_type_and_enums_hold_strings():

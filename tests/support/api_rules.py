@@ -1,0 +1,73 @@
+"""What the real APIs refuse in a request's tools: the fake server answers such a request
+with the API's 400 instead of its scripted reply (issue 22), so a test passes only when
+what ikigai sends would be accepted.
+
+- Gemini (``/v1beta/models/M:generateContent`` and its stream): each ``functionDeclaration`` by its
+  documented rules (``ikigai_provider_google/rules.py``, each with its link), and a
+  ``parametersJsonSchema`` must be valid JSON Schema 2020-12;
+- Anthropic (``/v1/messages``) and OpenAI (``/chat/completions``): each tool's schema must be
+  valid JSON Schema 2020-12, as the APIs check it ("input_schema: JSON schema is invalid.
+  It must match JSON Schema draft 2020-12"; "Invalid schema for function 'f': [...] is not
+  of type 'object', 'boolean'").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from ikigai_provider_google import rules as google_rules
+from jsonschema.validators import Draft202012Validator
+
+from tests.support.fakeserver import RecordedRequest, Reply
+from tests.support.replies import REPLIES
+
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def refusal(request: RecordedRequest) -> Reply | None:
+    """The API's 400 for ``request`` when its tools break the API's rules, else ``None``."""
+    body = request.json
+    if not isinstance(body, Mapping) or not isinstance(body.get("tools"), list):
+        return None
+    for provider, (marker, problems) in _CHECKS.items():
+        if marker in request.path:
+            found = problems(body["tools"])
+            return REPLIES[provider].error(400, found[0]) if found else None
+    return None
+
+
+def _not_2020_12(where: str, schema: Any) -> list[str]:
+    return [f"{where}: JSON schema is invalid. It must match JSON Schema draft 2020-12: "
+            f"{error.message}" for error in _META.iter_errors(schema)][:1]
+
+
+def _gemini(tools: Iterable[Mapping[str, Any]]) -> list[str]:
+    found = []
+    for tool in tools:
+        for declaration in tool.get("functionDeclarations") or ():
+            name = declaration.get("name")
+            found += [f"function {name}: {problem}"
+                      for problem in google_rules.problems(declaration)]
+            if "parametersJsonSchema" in declaration:
+                found += _not_2020_12(f"function {name}", declaration["parametersJsonSchema"])
+    return found
+
+
+def _anthropic(tools: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [problem for i, tool in enumerate(tools) for problem in
+            _not_2020_12(f"tools.{i}.custom.input_schema", tool.get("input_schema", {}))]
+
+
+def _openai(tools: Iterable[Mapping[str, Any]]) -> list[str]:
+    functions = [tool.get("function") or {} for tool in tools]
+    return [problem for function in functions for problem in _not_2020_12(
+        f"Invalid schema for function '{function.get('name')}'", function.get("parameters", {}))]
+
+
+_CHECKS: dict[str, tuple[str, Callable[[Iterable[Mapping[str, Any]]], list[str]]]] = {
+    "google": ("/v1beta/models/", _gemini),
+    "anthropic": ("/v1/messages", _anthropic),
+    "openai": ("/chat/completions", _openai),
+}
+"""Per provider: what its request paths contain, and the problems of its ``tools``."""
