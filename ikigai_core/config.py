@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ikigai_core.errors import ConfigError
+from ikigai_core.statefiles import check_private
 from ikigai_core.tools import EMPTY
 from ikigai_tools_builtin._jsonio import loads
 
@@ -106,6 +107,7 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
     """Read ``home/config.json`` (empty: no settings) and the environment; an unreadable
     file is one clear error, a bad value one when its setting is read."""
     path = home / "config.json"
+    check_private(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

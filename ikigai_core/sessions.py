@@ -189,6 +189,10 @@ def new_session_id() -> str:
     return secrets.token_hex(6)
 
 
+SQLITE_FULL = 13
+"""``sqlite3.SQLITE_FULL`` (named from Python 3.11): the disk is full (issue 21 item 12)."""
+
+
 class SessionStore:
     """The session database at ``path`` (created user-only, migrated on first use).
 
@@ -214,8 +218,10 @@ class SessionStore:
                     self._migrated = True
                 yield db
         except sqlite3.Error as exc:
-            raise IkigaiError(f"session log {self.path}: {exc}; move it away to start a "
-                              "new one, or pass --no-log") from exc
+            advice = (f"{exc}; move it away to start a new one"
+                      if getattr(exc, "sqlite_errorcode", None) != SQLITE_FULL
+                      else "the disk is full; free some space")  # not the file's fault
+            raise IkigaiError(f"session log {self.path}: {advice}, or pass --no-log") from exc
 
     @staticmethod
     @contextmanager

@@ -8,8 +8,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ikigai_core.errors import ConfigError
+from ikigai_core.errors import ConfigError, IkigaiError
 from ikigai_tools_builtin._jsonio import loads
+
+
+class WriteError(ConfigError, OSError):
+    """A state file that could not be written: one line for the CLI, and still the
+    ``OSError`` (with the cause's ``strerror``) a best-effort writer (a cache) shrugs off."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(f"cannot write {path}: {cause.strerror}")
+        self.strerror = cause.strerror  # no errno: str() stays the one line above
 
 
 def ikigai_home(environ: Mapping[str, str] = os.environ) -> Path:
@@ -17,14 +26,47 @@ def ikigai_home(environ: Mapping[str, str] = os.environ) -> Path:
     ikigai starts in, once, so tools running elsewhere do not move it."""
     home = environ.get("IKIGAI_HOME")
     if not home:
-        return Path.home() / ".ikigai"
+        path = Path.home() / ".ikigai"
+    else:
+        try:
+            path = Path(os.path.abspath(Path(home).expanduser()))
+        except FileNotFoundError:
+            raise ConfigError(
+                f"IKIGAI_HOME={home} is relative and the current directory no longer exists; "
+                "cd to an existing directory or make IKIGAI_HOME absolute"
+            ) from None
+    refuse_exposed(path)
+    return path
+
+
+def refuse_exposed(path: Path, error: type[IkigaiError] = ConfigError) -> None:
+    """ssh's rule for what ikigai obeys: ``path``, when it exists, belongs to you (or root)
+    and nobody else can write it; else one ``error`` naming it and the command that fixes it
+    (issue 21 item 6: another local user must not be able to write your rules or trust)."""
     try:
-        return Path(os.path.abspath(Path(home).expanduser()))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"IKIGAI_HOME={home} is relative and the current directory no longer exists; "
-            "cd to an existing directory or make IKIGAI_HOME absolute"
-        ) from None
+        st = path.stat()
+    except OSError:  # missing or unreachable: whoever reads it says so
+        return
+    if st.st_uid not in (os.geteuid(), 0):
+        raise error(f"{path} belongs to another user (uid {st.st_uid}); ikigai refuses it: "
+                    f"remove it, or `chown {os.geteuid()} {_quoted(path)}` if it is yours")
+    if st.st_mode & 0o022:
+        fix = ("set IKIGAI_HOME to a folder of your own" if st.st_mode & 0o1000
+               else f"`chmod go-w {_quoted(path)}`")
+        raise error(f"{path} is writable by other users (mode {st.st_mode & 0o7777:o}); "
+                    f"ikigai refuses it: {fix}")
+
+
+def check_private(path: Path, error: type[IkigaiError] = ConfigError) -> None:
+    """:func:`refuse_exposed` for the folder holding ``path``, then for ``path``."""
+    refuse_exposed(path.parent, error)
+    refuse_exposed(path, error)
+
+
+def _quoted(path: Path) -> str:
+    import shlex  # lazy: only a refusal quotes
+
+    return shlex.quote(str(path))
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -41,7 +83,9 @@ def ensure_private_dir(path: Path) -> Path:
 
 def read_json(path: Path, missing: Any) -> Any:
     """The JSON value in ``path``: ``missing`` when there is no file, ``None`` when it is not
-    JSON (or not UTF-8); a file that cannot be read is one :class:`ConfigError`."""
+    JSON (or not UTF-8); a file that cannot be read, or that others could have written
+    (:func:`check_private`), is one :class:`ConfigError`."""
+    check_private(path)
     try:
         text = path.read_bytes()
     except FileNotFoundError:
@@ -69,18 +113,25 @@ def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
 
 
 def write_private_json(path: Path, data: Any) -> None:
-    """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename)."""
+    """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename): on
+    any failure the old file is intact, no temp file is left, and the error is one
+    :class:`WriteError` (``cannot write PATH: No space left on device``)."""
     import json  # lazy, with tempfile: a warm `ikigai tool list` writes nothing
     import tempfile
 
-    ensure_private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        ensure_private_dir(path.parent)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise WriteError(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise WriteError(path, exc) from exc
         raise
 
 

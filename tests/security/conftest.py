@@ -35,15 +35,15 @@ def tiny_home(tiny_disk, monkeypatch):
 
 @pytest.fixture
 def model_calls(fake_server, tmp_path) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """``model_calls(call, ...)``: ``ikigai ask --no-log`` (a real process, in ``tmp_path``)
+    """``model_calls(call, ...)``: ``ikigai ask --no-log`` (a real process, in ``cwd``)
     where the model makes the ``(id, tool, arguments)`` calls in one turn, then says done;
     the results it got are in ``fake_server.requests[1]``."""
 
     def ask(*calls: tuple[str, str, Any], env: Mapping[str, str] | None = None,
-            args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+            args: tuple[str, ...] = (), cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
         fake_server.push(REPLY.reply(calls=calls), REPLY.reply("Done."))
         return ikigai("ask", "--provider", "openai", "--no-stream", "--no-log", *args, "go",
-                      cwd=tmp_path, env={**llm(fake_server), **(env or {})})
+                      cwd=cwd, env={**llm(fake_server), **(env or {})})
 
     return ask
 
