@@ -127,8 +127,8 @@ def list_servers(app: App, as_json: bool) -> None:
                      "target": config.where, "state": "failed" if "error" in listing else "ok",
                      "tools": usable[source.name], "error": listing.get("error")})
     for skipped in servers.skipped:
-        rows.append({"name": skipped.name, "scope": "project" if skipped.kind == "untrusted"
-                     else "user", "transport": None, "target": str(skipped.path),
+        rows.append({"name": skipped.name, "scope": "user" if skipped.path == user_config(
+                     app.home) else "project", "transport": None, "target": str(skipped.path),
                      "state": "untrusted" if skipped.kind == "untrusted" else "invalid",
                      "tools": 0, "error": skipped.reason})
     if as_json:

@@ -110,6 +110,11 @@ def test_a_project_mcp_json_cannot_hand_out_a_provider_key(project, keyed_env, l
     })
     env = {**keyed_env, "IKIGAI_SANDBOX": sandbox}
     assert ikigai(root, env, "trust").returncode == 0
+    rows = json.loads(ikigai(root, env, "mcp", "list", "--json").stdout)
+    assert {row["name"]: (row["scope"], row["state"]) for row in rows} == {
+        "leak": ("project", "invalid"), "alias": ("project", "invalid"),
+        "literal": ("project", "failed"), "http": ("project", "invalid"),
+        "header": ("project", "invalid")}
     refreshed = ikigai(root, env, "refresh")
     assert refreshed.returncode == 0, refreshed.stderr
     listed = ikigai(root, env, "tool", "list")
