@@ -141,7 +141,7 @@ class _Cleaner:
             describe_dropped(out, dropped)
             self.note(path, f"{', '.join(dropped)} moved into the description")
         if out.get("type") == "object" and not out.get("properties"):
-            raise Unfit(f"{path} is an object of any keys (Schema needs its properties)")
+            raise Unfit(f"{path} is an object of any keys, which parameters cannot hold")
         self.silent |= set(node) & (ANNOTATIONS | HANDLED - {"oneOf", "prefixItems"})
         return {key: value for key, value in out.items() if key in FIELDS}
 

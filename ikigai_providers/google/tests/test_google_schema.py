@@ -196,7 +196,7 @@ def test_objects_of_any_keys_go_as_parameters_json_schema_with_every_property():
             "ref": {"type": "object", "properties": {"v": {"type": "integer"}},
                     "description": "an x"}}}
     assert fit.changes[0] == ("sent as parametersJsonSchema: /properties/labels is an object "
-                              "of any keys (Schema needs its properties)")
+                              "of any keys, which parameters cannot hold")
     assert "/properties/q: minLength, default moved into the description" in fit.changes
 
 
