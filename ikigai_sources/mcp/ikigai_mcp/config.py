@@ -187,8 +187,8 @@ def _expand(value: Any, environ: Mapping[str, str], where: str, withheld: Collec
             if var in withheld:
                 raise McpConfigError(
                     f"{where} uses ${{{var}}}, which tool_env keeps from tools (a provider "
-                    "key, or a variable config.json excludes); a project's mcp.json may not "
-                    "read it: name it in tool_env.include in config.json to allow it")
+                    "key, or left out by config.json); a project's mcp.json may not read it: "
+                    "name it in tool_env.include in config.json to allow it")
             if var not in environ:
                 raise McpConfigError(f"{where} uses ${{{var}}}, which is not set; set it or "
                                      "edit the server")
