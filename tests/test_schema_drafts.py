@@ -37,3 +37,17 @@ def test_the_problems_name_each_draft_07_form():
                                   "m": {"exclusiveMinimum": 1}}}) == [
         "/: definitions is not draft 2020-12",
         "/properties/n: exclusiveMinimum is not draft 2020-12"]
+
+
+def test_stray_additional_items_and_boolean_bounds():
+    out, changes = draft_2020_12({"type": "object", "properties": {
+        "list": {"type": "array", "items": {"type": "string"}, "additionalItems": False},
+        "n": {"type": "number", "minimum": 0, "exclusiveMinimum": True,
+              "maximum": 9, "exclusiveMaximum": False}}})
+    assert out["properties"] == {"list": {"type": "array", "items": {"type": "string"}},
+                                 "n": {"type": "number", "exclusiveMinimum": 0, "maximum": 9}}
+    assert changes == [
+        "/properties/list: additionalItems left out (it applies to an items list only) "
+        "(draft 2020-12)",
+        "/properties/n: exclusiveMinimum true/false sent as a number; exclusiveMaximum "
+        "true/false sent as a number (draft 2020-12)"]
