@@ -101,6 +101,7 @@ def make_agent(app: App, front: FrontEnd, provider: str | None, model: str | Non
     """The agent the options ask for, reporting to ``front``; a wrongly configured setting
     or a missing API key fails here, before any discovery."""
     app.settings.verify()
+    check_tool_guards(app)
     chosen = choose_provider(app, provider)
     api_key(chosen, app.environ)
     return Agent(
@@ -108,6 +109,18 @@ def make_agent(app: App, front: FrontEnd, provider: str | None, model: str | Non
         max_turns=max_turns or app.settings.max_turns, on_request=front.request,
         on_text=front.text, on_tool_start=front.tool_start, on_tool_end=front.tool_end,
     )
+
+
+def check_tool_guards(app: App) -> None:
+    """Fail now, before the model is asked, on what would refuse every tool call later: a
+    ``tool_env`` the environment policy cannot read, a sandbox bubblewrap cannot build.
+    Each is checked by its own plugin's code, unless that plugin is disabled."""
+    from ikigai_core.defaults import sandbox, tool_env
+
+    if not app.pm.is_blocked(tool_env.__name__):
+        tool_env.filter_env({}, app.settings.tool_env, ())
+    if not app.pm.is_blocked(sandbox.__name__) and app.settings.sandbox != "off":
+        sandbox.usable_bwrap()
 
 
 def report_empty(reply: AssistantMessage) -> None:
