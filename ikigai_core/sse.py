@@ -8,13 +8,25 @@ event. Providers receive :class:`ServerSentEvent` objects and never see the wire
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-"""SSE ends lines only with CRLF, CR or LF (never U+2028 and friends, unlike str.splitlines)."""
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+"""SSE ends lines only with CRLF, CR or LF (never U+2028 and friends, unlike str.splitlines);
+in UTF-8 those bytes never occur inside a character, so lines are cut before decoding."""
+
+MAX_EVENT_BYTES = 8 * 1024 * 1024
+"""The longest stream line (in bytes), and the most data one event may gather (in
+characters), ikigai reads: far above any model's event, far below what exhausts memory."""
+
+
+class EventTooLarge(ValueError):
+    """A stream line or event over :data:`MAX_EVENT_BYTES`."""
+
+    def __init__(self) -> None:
+        super().__init__(f"a stream line or event over {MAX_EVENT_BYTES // 2**20} MiB, "
+                         "the most ikigai reads")
 
 
 @dataclass(frozen=True)
@@ -27,30 +39,44 @@ class ServerSentEvent:
 
 
 def iter_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Decode a byte stream as UTF-8 and split it into lines (without their line breaks).
+    """Cut a byte stream into lines (without their line breaks) and decode each as UTF-8.
 
     A leading byte-order mark is dropped and invalid UTF-8 is replaced, as the standard
     says. A last line without a line break is yielded too (:func:`iter_sse` then drops
-    the unfinished event it belongs to).
+    the unfinished event it belongs to). Each chunk is searched once, so a long line
+    costs time in proportion to its length; one over :data:`MAX_EVENT_BYTES` raises
+    :class:`EventTooLarge` as soon as it gets there.
     """
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    buffer = ""
-    at_start = True
+    pending: list[bytes] = []  # the pieces of the line not yet ended
+    size = 0
     after_cr = False
+    first = True
     for chunk in chunks:
-        text = decoder.decode(chunk)
-        if not text:
+        if after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]  # the LF of a CRLF split across two chunks
+        if not chunk:
             continue
-        if at_start:
-            text, at_start = text.removeprefix("\ufeff"), False
-        if after_cr and text.startswith("\n"):
-            text = text[1:]  # the LF of a CRLF split across two chunks
-        after_cr = text.endswith("\r")
-        *lines, buffer = _LINE_BREAK.split(buffer + text)
-        yield from lines
-    buffer += decoder.decode(b"", final=True)
-    if buffer:
-        yield buffer
+        after_cr = chunk.endswith(b"\r")
+        start = 0
+        for end in _LINE_BREAK.finditer(chunk):
+            size += end.start() - start
+            if size > MAX_EVENT_BYTES:
+                raise EventTooLarge
+            pending.append(chunk[start : end.start()])
+            yield _decode(pending, first)
+            pending, size, first, start = [], 0, False, end.end()
+        size += len(chunk) - start
+        if size > MAX_EVENT_BYTES:
+            raise EventTooLarge
+        pending.append(chunk[start:])
+    last = _decode(pending, first)
+    if last:
+        yield last
+
+
+def _decode(pieces: list[bytes], first: bool) -> str:
+    text = b"".join(pieces).decode("utf-8", errors="replace")
+    return text.removeprefix("\ufeff") if first else text
 
 
 def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
@@ -59,8 +85,10 @@ def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
     Each item is one line; one trailing line break on it is ignored. Comments (``:``)
     and unknown fields are skipped, ``retry`` is ignored, an event with no ``data``
     is not dispatched, and an event still unfinished when the lines end is dropped.
+    Data over :data:`MAX_EVENT_BYTES` characters raises :class:`EventTooLarge`.
     """
     data: list[str] = []
+    size = 0
     event = ""
     last_id: str | None = None
     for raw in lines:
@@ -68,7 +96,7 @@ def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
         if not line:
             if data:
                 yield ServerSentEvent(data="\n".join(data), event=event or "message", id=last_id)
-            data, event = [], ""
+            data, size, event = [], 0, ""
             continue
         if line.startswith(":"):
             continue
@@ -76,6 +104,9 @@ def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
         if colon and value.startswith(" "):
             value = value[1:]
         if name == "data":
+            size += len(value) + 1
+            if size > MAX_EVENT_BYTES:
+                raise EventTooLarge
             data.append(value)
         elif name == "event":
             event = value
