@@ -1,9 +1,14 @@
 """The session log: every ``ask`` and ``chat`` conversation in SQLite, ``$IKIGAI_HOME/sessions.db``.
 
 One row per conversation (``sessions``), one per prompt and everything it led to (``turns``:
-the messages, provider, model, token usage, the SHA-256 of each advertised tool's schema),
-one per tool call (``tool_calls``: arguments, envelope, duration). A turn is written in one
-transaction, so a crash or Ctrl-C never leaves half of one. The database is in WAL mode
+the messages, provider, model, token usage, the SHA-256 of each advertised tool's schema,
+the skills loaded, the turn it went on from), one per tool call (``tool_calls``: arguments,
+envelope, duration). A turn is written in one transaction, so a crash or Ctrl-C never
+leaves half of one. Two processes going on with one conversation at once each record
+the turn they went on from (its ``parent``): the conversation branches, and going on
+follows the branch of the latest turn, so no one is sent an interleaving that never
+happened (issue 21). Rows are read back as if a stranger had edited them
+(:mod:`ikigai_core.session_json`). The database is in WAL mode
 with a busy timeout, so several ikigai processes can write at once; it carries its schema
 version (``PRAGMA user_version``) and :data:`MIGRATIONS` bring an older one up to date.
 """
@@ -16,24 +21,26 @@ import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import (
-    AssistantMessage,
     Conversation,
     Message,
-    ToolCall,
-    ToolResult,
     ToolResultsMessage,
-    Usage,
-    UserMessage,
     usage_of,
 )
 from ikigai_core.errors import IkigaiError, UsageError
+from ikigai_core.session_json import (
+    is_number,
+    is_text,
+    message_json,
+    message_of,
+    read_session,
+)
 from ikigai_core.statefiles import ensure_private_dir
 
 if TYPE_CHECKING:
@@ -80,6 +87,11 @@ MIGRATIONS: tuple[str, ...] = (
         FOREIGN KEY (session_id, turn) REFERENCES turns (session_id, seq) ON DELETE CASCADE
     );
     """,
+    """
+    ALTER TABLE turns ADD COLUMN parent INTEGER;
+    UPDATE turns SET parent = seq - 1 WHERE seq > 0;
+    ALTER TABLE turns ADD COLUMN skills TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 """``MIGRATIONS[n]`` takes a database from schema version ``n`` to ``n + 1``; append only."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -91,60 +103,6 @@ def schema_hash(tool: Tool) -> str:
                              "parameters": tool.parameters}
     text = json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# -- Messages as JSON -----------------------------------------------------------
-
-
-def _call_json(call: ToolCall) -> dict[str, Any]:
-    data: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
-    if call.arguments_error is not None:
-        data["arguments_error"] = call.arguments_error
-    return data
-
-
-def _call_of(data: Mapping[str, Any]) -> ToolCall:
-    return ToolCall(data["id"], data["name"], data["arguments"], data.get("arguments_error"))
-
-
-def _jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return None
-    return value
-
-
-def message_json(message: Message) -> dict[str, Any]:
-    """One message as a JSON object (``role`` says which kind)."""
-    if isinstance(message, UserMessage):
-        return {"role": "user", "text": message.text}
-    if isinstance(message, AssistantMessage):
-        usage = message.usage
-        return {"role": "assistant", "text": message.text,
-                "tool_calls": [_call_json(c) for c in message.tool_calls],
-                "stop_reason": message.stop_reason, "raw": _jsonable(message.raw),
-                "usage": None if usage is None else {"input_tokens": usage.input_tokens,
-                                                     "output_tokens": usage.output_tokens}}
-    return {"role": "tool", "results": [
-        {"call": _call_json(r.call), "envelope": r.envelope, "duration": r.duration}
-        for r in message.results]}
-
-
-def message_of(data: Mapping[str, Any], *, keep_raw: bool) -> Message:
-    """The message :func:`message_json` wrote; ``raw`` only when ``keep_raw`` (the
-    provider-specific form is wrong for another provider)."""
-    if data["role"] == "user":
-        return UserMessage(data["text"])
-    if data["role"] == "assistant":
-        usage = data.get("usage")
-        return AssistantMessage(
-            data["text"], tuple(_call_of(c) for c in data["tool_calls"]),
-            data.get("raw") if keep_raw else None, data.get("stop_reason"),
-            Usage(**usage) if usage else None)
-    return ToolResultsMessage(tuple(
-        ToolResult(_call_of(r["call"]), r["envelope"], r.get("duration", 0.0))
-        for r in data["results"]))
 
 
 # -- The store ------------------------------------------------------------------
@@ -159,6 +117,7 @@ class Turn:
     :param model: the model asked.
     :param messages: the messages the prompt added to the conversation (its own first).
     :param tools: the tools advertised, by name.
+    :param skills: the skills loaded when it ended, in load order.
     """
 
     prompt: str
@@ -166,6 +125,21 @@ class Turn:
     model: str
     messages: Sequence[Message]
     tools: Mapping[str, Tool]
+    skills: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A recorded conversation as it goes on: the turns from its first to its latest.
+
+    :param conversation: their messages, and the system prompt last sent.
+    :param last: the latest turn's number, the parent of the next (``None``: no turn).
+    :param skills: the skills loaded when the latest turn ended.
+    """
+
+    conversation: Conversation
+    last: int | None
+    skills: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -173,15 +147,16 @@ class SessionSummary:
     """One conversation as ``ikigai sessions list`` shows it."""
 
     id: str
-    created: float
-    updated: float
-    cwd: str
-    command: str
-    model: str
-    first_prompt: str
+    created: float | None
+    updated: float | None
+    cwd: str | None
+    command: str | None
+    model: str | None
+    first_prompt: str | None
     turns: int
     input_tokens: int
     output_tokens: int
+    """Times and texts are ``None`` where a damaged row holds something else."""
 
 
 def new_session_id() -> str:
@@ -211,6 +186,7 @@ class SessionStore:
         try:
             with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT,
                                          isolation_level=None)) as db:
+                db.text_factory = _text
                 _use_wal(db)
                 db.execute("PRAGMA foreign_keys=ON")
                 if not self._migrated:
@@ -235,9 +211,10 @@ class SessionStore:
         db.execute("COMMIT")
 
     def add_turn(self, session_id: str, turn: Turn, *, command: str, cwd: Path,
-                 system: str | None) -> None:
+                 system: str | None, parent: int | None = None) -> int:
         """Record ``turn`` in conversation ``session_id`` (created on its first turn), in
-        one transaction."""
+        one transaction, as going on from turn ``parent``; ``system`` is the system prompt
+        it was sent with. Returns the turn's number."""
         now = time.time()
         usage = usage_of(turn.messages)
         messages = json.dumps([message_json(m) for m in turn.messages], ensure_ascii=False)
@@ -245,12 +222,16 @@ class SessionStore:
         with self._connect() as db, self._transaction(db):
             db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
                        (session_id, now, now, str(cwd), command, system))
-            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
-            seq = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?",
-                             (session_id,)).fetchone()[0]
-            db.execute("INSERT INTO turns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            db.execute("UPDATE sessions SET updated = ?, system = ? WHERE id = ?",
+                       (now, system, session_id))
+            seq: int = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?",
+                                  (session_id,)).fetchone()[0]
+            db.execute("INSERT INTO turns (session_id, seq, created, provider, model, prompt, "
+                       "input_tokens, output_tokens, messages, tools, parent, skills) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (session_id, seq, now, turn.provider, turn.model, turn.prompt,
-                        usage.input_tokens, usage.output_tokens, messages, tools))
+                        usage.input_tokens, usage.output_tokens, messages, tools, parent,
+                        json.dumps(list(turn.skills))))
             results = [r for m in turn.messages if isinstance(m, ToolResultsMessage)
                        for r in m.results]
             db.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
@@ -258,19 +239,27 @@ class SessionStore:
                  json.dumps(r.call.arguments, ensure_ascii=False),
                  json.dumps(r.envelope, ensure_ascii=False), r.duration)
                 for index, r in enumerate(results)])
+        return seq
 
     def sessions(self) -> list[SessionSummary]:
-        """Every conversation, the most recently used first."""
+        """Every conversation, the most recently used first (a damaged row too: what it
+        holds of the wrong type is ``None``, a token count of the wrong type 0)."""
         with self._connect() as db:
             rows = db.execute("""
                 SELECT s.id, s.created, s.updated, s.cwd, s.command,
                        (SELECT model FROM turns WHERE session_id = s.id ORDER BY seq DESC),
                        (SELECT prompt FROM turns WHERE session_id = s.id ORDER BY seq),
-                       COUNT(t.seq), TOTAL(t.input_tokens), TOTAL(t.output_tokens)
+                       COUNT(t.seq), TOTAL(iif(typeof(t.input_tokens) = 'integer',
+                                               t.input_tokens, 0)),
+                       TOTAL(iif(typeof(t.output_tokens) = 'integer', t.output_tokens, 0))
                 FROM sessions s JOIN turns t ON t.session_id = s.id
                 GROUP BY s.id ORDER BY s.updated DESC, s.rowid DESC""").fetchall()
-        return [SessionSummary(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
-                               int(row[8]), int(row[9])) for row in rows]
+        return [SessionSummary(
+            id=str(row[0]), created=_or_none(row[1], is_number),
+            updated=_or_none(row[2], is_number), cwd=_or_none(row[3], is_text),
+            command=_or_none(row[4], is_text), model=_or_none(row[5], is_text),
+            first_prompt=_or_none(row[6], is_text), turns=row[7], input_tokens=int(row[8]),
+            output_tokens=int(row[9])) for row in rows]
 
     def resolve(self, prefix: str) -> str:
         """The id of the one conversation whose id starts with ``prefix``."""
@@ -291,7 +280,8 @@ class SessionStore:
         return None if row is None else str(row[0])
 
     def show(self, session_id: str) -> dict[str, Any]:
-        """Everything recorded of one conversation, as JSON-ready data."""
+        """Everything recorded of one conversation, as JSON-ready data; a damaged row is
+        a :class:`~ikigai_core.session_json.DamagedSession`."""
         with self._connect() as db:
             db.row_factory = sqlite3.Row
             session = db.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -301,35 +291,40 @@ class SessionStore:
                                "ORDER BY turn, seq", (session_id,)).fetchall()
         if session is None:
             raise UsageError(f"no session '{session_id}'; `ikigai sessions list` shows them")
-        data = dict(session)
-        data["turns"] = []
-        for turn in turns:
-            item = dict(turn)
-            del item["session_id"]
-            item["messages"] = json.loads(item["messages"])
-            item["tools"] = json.loads(item["tools"])
-            item["tool_calls"] = [
-                {"call_id": c["call_id"], "name": c["name"],
-                 "arguments": json.loads(c["arguments"]), "envelope": json.loads(c["envelope"]),
-                 "duration": c["duration"]}
-                for c in calls if c["turn"] == turn["seq"]]
-            data["turns"].append(item)
-        return data
+        return read_session(session_id, session, turns, calls)
 
-    def conversation(self, session_id: str, provider: str) -> Conversation:
-        """The conversation to continue, for ``provider`` (another provider's own message
-        forms are left out; the provider-neutral ones are kept)."""
+    def branch(self, session_id: str, provider: str) -> Branch:
+        """The conversation to go on with, for ``provider``: the latest turn and the turns
+        it went on from (another provider's own message forms are left out; the
+        provider-neutral ones are kept)."""
         data = self.show(session_id)
+        turns = {turn["seq"]: turn for turn in data["turns"]}
+        chain: list[dict[str, Any]] = []
+        seq = max(turns, default=None)
+        while seq is not None:  # read_session saw that each parent is an earlier turn
+            chain.append(turns[seq])
+            seq = turns[seq]["parent"]
         conversation = Conversation(system=data["system"])
-        for turn in data["turns"]:
+        for turn in reversed(chain):
             for message in turn["messages"]:
                 conversation.add(message_of(message, keep_raw=turn["provider"] == provider))
-        return conversation
+        return Branch(conversation, chain[0]["seq"] if chain else None,
+                      tuple(chain[0]["skills"]) if chain else ())
 
     def remove(self, session_id: str) -> None:
         """Delete one conversation and everything recorded of it."""
         with self._connect() as db, self._transaction(db):
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+
+def _or_none(value: Any, check: Callable[[Any], bool]) -> Any:
+    return value if check(value) else None
+
+
+def _text(data: bytes) -> str:
+    """A text column as ``str`` even when a damaged row holds bytes that are not UTF-8
+    (each bad byte a surrogate, which the readers refuse or escape)."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _use_wal(db: sqlite3.Connection) -> None:

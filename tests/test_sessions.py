@@ -81,10 +81,10 @@ def test_a_turn_is_recorded_and_read_back_whole(isolated_home, tmp_path):
     assert recorded["tool_calls"] == [{"call_id": "c0", "name": "echo", "arguments": {"n": 0},
                                        "envelope": {"tool_success": True, "result": {}},
                                        "duration": 0.25}]
-    conversation = store.conversation("s1", "openai")
+    conversation = store.branch("s1", "openai").conversation
     assert conversation.system == "be brief"
     assert conversation.messages == list(turn.messages)
-    other = store.conversation("s1", "anthropic")  # another provider's raw form is dropped
+    other = store.branch("s1", "anthropic").conversation  # another provider's raw form is dropped
     assert other.messages[1].raw is None and other.messages[1].text == "Let me."
 
 
@@ -92,7 +92,7 @@ def test_what_cannot_be_stored_as_json_is_left_out(isolated_home, tmp_path):
     store = SessionStore(db_path(isolated_home))
     turn = Turn("q", "openai", "m", [UserMessage("q"), AssistantMessage("a", raw=object())], {})
     store.add_turn("s1", turn, command="ask", cwd=tmp_path, system=None)
-    assert store.conversation("s1", "openai").messages == [UserMessage("q"), AssistantMessage("a")]
+    assert store.branch("s1", "openai").conversation.messages == [UserMessage("q"), AssistantMessage("a")]
     with pytest.raises(UsageError, match="no session 'nosuch'"):
         store.show("nosuch")
 

@@ -232,7 +232,8 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     agent = make_agent(app, front, provider, model, stream, max_turns)
     recorder = Recorder(app, "ask", enabled=app.settings.log and not no_log)
     conversation, agent.toolset = start_conversation(app, system, skills, tools, no_tools)
-    conversation = (recorder.resume(agent.provider.name, session=None, last=resume_last)
+    conversation = (recorder.resume(agent.provider.name, agent.toolset, session=None,
+                                    last=resume_last)
                     or conversation)
     agent.registry = _discovered(app, agent.provider, agent.toolset)
     mark = len(conversation.messages)

@@ -237,7 +237,8 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     agent = make_agent(app, front, provider, model, stream, max_turns)
     recorder = Recorder(app, "chat", enabled=app.settings.log and not no_log)
     conversation, agent.toolset = start_conversation(app, system, skills, tools, no_tools)
-    earlier = recorder.resume(agent.provider.name, session=resume, last=resume_last)
+    earlier = recorder.resume(agent.provider.name, agent.toolset, session=resume,
+                              last=resume_last)
     if earlier is not None:
         warn(f"continuing session {recorder.session_id} "
              f"({sum(isinstance(m, UserMessage) for m in earlier.messages)} earlier prompts)")

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ikigai_core.agent import Agent
     from ikigai_core.app import App
     from ikigai_core.conversation import Conversation
-    from ikigai_core.sessions import SessionStore
+    from ikigai_core.sessions import Branch, SessionStore
+    from ikigai_core.toolset import Toolset
 
 PROMPT_SHOWN = 50
 """Characters of a conversation's first prompt ``sessions list`` shows."""
@@ -45,15 +46,19 @@ class Recorder:
         self.command = command
         self.enabled = enabled
         self.session_id = new_session_id()
+        self.parent: int | None = None
+        """The recorded turn the next one goes on from (``None``: the conversation's first)."""
 
     @property
     def session(self) -> str | None:
         """The id this conversation is recorded under, or ``None`` when nothing is recorded."""
         return self.session_id if self.enabled else None
 
-    def resume(self, provider: str, *, session: str | None, last: bool) -> Conversation | None:
+    def resume(self, provider: str, toolset: Toolset, *, session: str | None,
+               last: bool) -> Conversation | None:
         """The conversation ``session`` (an id or its start), or with ``last`` the last one
-        in this directory, to go on with (recorded under its id); ``None`` when neither."""
+        in this directory, to go on with (recorded under its id, from its latest turn);
+        ``None`` when neither. The skills it had loaded are loaded into ``toolset`` again."""
         if session is None and not last:
             return None
         store = store_of(self.app)
@@ -61,8 +66,27 @@ class Recorder:
         if found is None:
             raise UsageError("no earlier conversation in this directory; "
                              "`ikigai sessions list` shows them all")
-        self.session_id = found
-        return store.conversation(found, provider)
+        branch = store.branch(found, provider)
+        self.session_id, self.parent = found, branch.last
+        return self._with_skills(branch, toolset)
+
+    def _with_skills(self, branch: Branch, toolset: Toolset) -> Conversation:
+        """``branch``'s conversation with its skills loaded in ``toolset`` (their text is in
+        its system prompt), then those of ``--skill`` (their text added)."""
+        from ikigai_core.prompt import with_skill
+
+        conversation, given = branch.conversation, list(toolset.loaded)
+        toolset.unload()
+        for name in branch.skills:
+            if name in toolset.skills:
+                toolset.load(name)
+            else:
+                warn(f"skill '{name}' of session {self.session_id} is not installed now; "
+                     "its tools are not sent")
+        for name in given:
+            if name not in toolset.loaded:
+                conversation.system = with_skill(conversation.system, toolset.load(name))
+        return conversation
 
     def record(self, agent: Agent, conversation: Conversation, mark: int, prompt: str) -> None:
         """Record the prompt that added ``conversation.messages[mark:]``; a log that cannot
@@ -73,10 +97,11 @@ class Recorder:
 
         advertised = {tool.name: tool for tool in agent.toolset.tools(agent.registry)}
         turn = Turn(prompt, agent.provider.name, agent.model, conversation.messages[mark:],
-                    advertised)
+                    advertised, tuple(agent.toolset.loaded))
         try:
-            store_of(self.app).add_turn(self.session_id, turn, command=self.command,
-                                        cwd=self.app.cwd, system=conversation.system)
+            self.parent = store_of(self.app).add_turn(
+                self.session_id, turn, command=self.command, cwd=self.app.cwd,
+                system=conversation.system, parent=self.parent)
         except IkigaiError as exc:
             warn(f"{exc}; this conversation is not recorded")
             self.enabled = False
@@ -85,7 +110,7 @@ class Recorder:
         """Record what follows as a new conversation (``/clear``)."""
         from ikigai_core.sessions import new_session_id
 
-        self.session_id = new_session_id()
+        self.session_id, self.parent = new_session_id(), None
 
 
 @click.group("sessions")
@@ -106,17 +131,23 @@ def list_sessions(app: App, as_json: bool) -> None:
                     "output_tokens": s.output_tokens} for s in found])
         return
     for s in found:
-        prompt = printable(s.first_prompt, keep_newlines=False)
+        prompt = printable(s.first_prompt or "?", keep_newlines=False)
         if len(prompt) > PROMPT_SHOWN:
             prompt = prompt[: PROMPT_SHOWN - 1] + "…"
         tokens = s.input_tokens + s.output_tokens
         turns = "1 turn" if s.turns == 1 else f"{s.turns} turns"
-        click.echo(printable(f"{s.id}  {_when(s.updated)}  {s.model}  {turns}  "
+        click.echo(printable(f"{s.id}  {_when(s.updated)}  {s.model or '?'}  {turns}  "
                              f"{tokens} tokens  {prompt}"))
 
 
-def _when(stamp: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+def _when(stamp: float | None) -> str:
+    """A time as ``sessions`` shows it; ``?`` for none (a damaged row)."""
+    if stamp is None:
+        return "?"
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+    except (OverflowError, OSError, ValueError):  # a damaged row's time beyond the calendar
+        return "?"
 
 
 @sessions.command("show")
@@ -143,17 +174,20 @@ def transcript(data: Mapping[str, Any]) -> str:
         lines += ["## System prompt", "", data["system"], ""]
     for turn in data["turns"]:
         tokens = turn["input_tokens"] + turn["output_tokens"]
+        parent = turn["parent"]
+        after = ("" if parent is None or parent == turn["seq"] - 1
+                 else f", going on from prompt {parent + 1}")
         lines += [f"## Prompt {turn['seq'] + 1} ({turn['provider']} {turn['model']}, "
-                  f"{tokens} tokens)", "", turn["prompt"], ""]
-        calls = iter(turn["tool_calls"])
+                  f"{tokens} tokens{after})", "", turn["prompt"], ""]
         for message in turn["messages"]:
             if message["role"] == "assistant" and message["text"]:
                 lines += ["**Assistant:**", "", message["text"], ""]
             elif message["role"] == "tool":
-                for call in (next(calls) for _ in message["results"]):
-                    lines += [f"**Tool `{call['name']}`** ({call['duration']:.2f} s)", "",
-                              "```json", json.dumps(call["arguments"], ensure_ascii=False),
-                              json.dumps(call["envelope"], ensure_ascii=False), "```", ""]
+                for result in message["results"]:
+                    call = result["call"]
+                    lines += [f"**Tool `{call['name']}`** ({result.get('duration', 0.0):.2f} s)",
+                              "", "```json", json.dumps(call["arguments"], ensure_ascii=False),
+                              json.dumps(result["envelope"], ensure_ascii=False), "```", ""]
     return "\n".join(lines)
 
 

@@ -1,0 +1,242 @@
+"""The session log's rows as JSON, and read back as if a stranger had edited them.
+
+:func:`message_json` writes one message; :func:`message_of` reads it back and
+:func:`read_session` reads a whole conversation's rows, checking every value's type, so a
+row damaged with ``sqlite3`` (not JSON, nested too deeply, an unknown role, text where a
+number belongs) is one :class:`DamagedSession` line naming the conversation, never a
+traceback nor a request built from half of it (issue 21).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ikigai_core.conversation import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResult,
+    ToolResultsMessage,
+    Usage,
+    UserMessage,
+)
+from ikigai_core.errors import IkigaiError
+from ikigai_core.strictjson import SURROGATE
+
+
+class DamagedSession(IkigaiError):
+    """A recorded conversation whose rows cannot be read: one line naming it, what is
+    wrong, and how to get rid of it."""
+
+    def __init__(self, session_id: str, what: str) -> None:
+        super().__init__(f"session {session_id} is damaged ({what}); remove it with "
+                         f"`ikigai sessions rm {session_id}`")
+
+
+class _Bad(ValueError):
+    """One value of a row is not what was written there."""
+
+
+# -- Values ---------------------------------------------------------------------
+
+
+def is_text(value: Any) -> bool:
+    """A string that is Unicode text (no undecodable byte from a damaged row)."""
+    return isinstance(value, str) and not SURROGATE.search(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """A finite ``int`` or ``float`` (a time, a duration)."""
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _optional(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or check(value)
+
+
+def _need(value: Any, check: Callable[[Any], bool], what: str) -> Any:
+    if not check(value):
+        raise _Bad(f"{what} is {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bytes):
+        return "a blob"
+    if isinstance(value, str):
+        return "not text" if SURROGATE.search(value) else f"the text {value[:20]!r}"
+    return "null" if value is None else f"the {type(value).__name__} {str(value)[:20]}"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json(text: Any, what: str) -> Any:
+    """The JSON ``text`` of a column; damaged when it is not strict JSON text."""
+    _need(text, is_text, what)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise _Bad(f"{what} is nested too deeply") from None
+    except ValueError as exc:
+        raise _Bad(f"{what} is not JSON: {str(exc).split(':')[0]}") from None
+
+
+# -- Messages -------------------------------------------------------------------
+
+
+def _call_json(call: ToolCall) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": call.arguments}
+    if call.arguments_error is not None:
+        data["arguments_error"] = call.arguments_error
+    return data
+
+
+def _call_of(data: Any) -> ToolCall:
+    _need(data, lambda d: isinstance(d, dict), "a tool call")
+    return ToolCall(_need(data.get("id"), is_text, "a call's id"),
+                    _need(data.get("name"), is_text, "a call's name"),
+                    _need(data.get("arguments"), _optional(lambda a: isinstance(a, dict)),
+                          "a call's arguments"),
+                    _need(data.get("arguments_error"), _optional(is_text),
+                          "a call's arguments_error"))
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return None
+    return value
+
+
+def _is_raw(value: Any) -> bool:
+    """What providers keep of a turn: an object, or a list of objects (content blocks)."""
+    return (value is None or isinstance(value, dict)
+            or isinstance(value, list) and all(isinstance(v, dict) for v in value))
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    return list(_need(value, lambda v: isinstance(v, list), what))
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """One message as a JSON object (``role`` says which kind)."""
+    if isinstance(message, UserMessage):
+        return {"role": "user", "text": message.text}
+    if isinstance(message, AssistantMessage):
+        usage = message.usage
+        return {"role": "assistant", "text": message.text,
+                "tool_calls": [_call_json(c) for c in message.tool_calls],
+                "stop_reason": message.stop_reason, "raw": _jsonable(message.raw),
+                "usage": None if usage is None else {"input_tokens": usage.input_tokens,
+                                                     "output_tokens": usage.output_tokens}}
+    return {"role": "tool", "results": [
+        {"call": _call_json(r.call), "envelope": r.envelope, "duration": r.duration}
+        for r in message.results]}
+
+
+def message_of(data: Any, *, keep_raw: bool) -> Message:
+    """The message :func:`message_json` wrote; ``raw`` only when ``keep_raw`` (the
+    provider-specific form is wrong for another provider). Raises ``ValueError`` saying
+    which value is wrong; a usage that is no count is ignored, as from a provider."""
+    _need(data, lambda d: isinstance(d, dict), "a message")
+    role = data.get("role")
+    if role == "user":
+        return UserMessage(_need(data.get("text"), is_text, "a message's text"))
+    if role == "assistant":
+        raw = _need(data.get("raw"), _is_raw, "a message's raw form")
+        return AssistantMessage(
+            _need(data.get("text"), is_text, "a message's text"),
+            tuple(_call_of(c) for c in _list(data.get("tool_calls"), "a message's calls")),
+            raw if keep_raw else None,
+            _need(data.get("stop_reason"), _optional(is_text), "a stop reason"),
+            Usage.read(data.get("usage"), "input_tokens", "output_tokens"))
+    if role == "tool":
+        return ToolResultsMessage(tuple(_result_of(r) for r in _list(data.get("results"),
+                                                                     "a message's results")))
+    raise _Bad(f"a message's role is {_kind(role)}")
+
+
+def _result_of(data: Any) -> ToolResult:
+    _need(data, lambda d: isinstance(d, dict), "a tool result")
+    return ToolResult(_call_of(data.get("call")),
+                      _need(data.get("envelope"), lambda e: isinstance(e, dict), "an envelope"),
+                      _need(data.get("duration", 0.0), is_number, "a call's duration"))
+
+
+# -- Rows -----------------------------------------------------------------------
+
+_SESSION_COLUMNS: dict[str, Callable[[Any], bool]] = {
+    "id": is_text, "created": is_number, "updated": is_number, "cwd": is_text,
+    "command": is_text, "system": _optional(is_text)}
+_TURN_COLUMNS: dict[str, Callable[[Any], bool]] = {
+    "seq": _is_int, "created": is_number, "provider": is_text, "model": is_text,
+    "prompt": is_text, "input_tokens": _is_int, "output_tokens": _is_int,
+    "parent": _optional(_is_int)}
+_CALL_COLUMNS: dict[str, Callable[[Any], bool]] = {
+    "call_id": _optional(is_text), "name": is_text, "duration": is_number}
+
+
+def _columns(row: Mapping[str, Any], checks: Mapping[str, Callable[[Any], bool]],
+             what: str) -> dict[str, Any]:
+    return {name: _need(row[name], check, f"{what}'s {name}") for name, check in checks.items()}
+
+
+def read_session(session_id: str, session: Mapping[str, Any],
+                 turns: Sequence[Mapping[str, Any]],
+                 calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One conversation's rows as JSON-ready data, every value checked; a damaged one is
+    a :class:`DamagedSession`."""
+    by_turn: dict[Any, list[Mapping[str, Any]]] = {}
+    for call in calls:
+        by_turn.setdefault(call["turn"], []).append(call)
+    try:
+        data = _columns(session, _SESSION_COLUMNS, "the session")
+        data["turns"] = []
+        for turn in turns:
+            data["turns"].append(_turn(turn, data["turns"], by_turn.get(turn["seq"], [])))
+    except _Bad as exc:
+        raise DamagedSession(session_id, str(exc)) from None
+    return data
+
+
+def _turn(row: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]],
+          calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    what = f"turn {row['seq']}"
+    turn = _columns(row, _TURN_COLUMNS, what)
+    if turn["parent"] is not None and turn["parent"] not in {t["seq"] for t in earlier}:
+        raise _Bad(f"{what}'s parent {turn['parent']} is no earlier turn")
+    turn["messages"] = _list(_json(row["messages"], f"{what}'s messages"),
+                             f"{what}'s messages")
+    for message in turn["messages"]:
+        try:
+            message_of(message, keep_raw=True)
+        except _Bad as exc:
+            raise _Bad(f"in {what}'s messages, {exc}") from None
+    turn["tools"] = _need(_json(row["tools"], f"{what}'s tools"),
+                          lambda t: isinstance(t, dict) and all(map(is_text, t.values())),
+                          f"{what}'s tools")
+    turn["skills"] = _need(_json(row["skills"], f"{what}'s skills"),
+                           lambda s: isinstance(s, list) and all(map(is_text, s)),
+                           f"{what}'s skills")
+    turn["tool_calls"] = [_recorded_call(c, what) for c in calls]
+    return turn
+
+
+def _recorded_call(row: Mapping[str, Any], turn: str) -> dict[str, Any]:
+    what = f"{turn}'s call {row['seq']}"
+    call = _columns(row, _CALL_COLUMNS, what)
+    call["arguments"] = _json(row["arguments"], f"{what}'s arguments")
+    call["envelope"] = _need(_json(row["envelope"], f"{what}'s envelope"),
+                             lambda e: isinstance(e, dict), f"{what}'s envelope")
+    return {name: call[name] for name in ("call_id", "name", "arguments", "envelope",
+                                          "duration")}
