@@ -13,7 +13,7 @@ import pytest
 
 from ikigai_core.permissions import MATCH_TIMEOUT, Rule, parse_condition
 from tests.test_approvals import decisions, envelopes, model_runs
-from tests.test_cli_agent import IKIGAI, keys, offline  # noqa: F401
+from tests.test_cli_agent import IKIGAI, invoke, keys, offline  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("offline", "keys")
 
@@ -107,6 +107,10 @@ def test_the_command_line_and_the_file_share_one_parser(isolated_home):
     ('{"rules": [{"tool": "", "decision": "deny"}]}', "rules[0]: 'tool' must be"),
     ('{"rules": [{"tool": "bash", "decision": "never"}]}', "rules[0]: 'decision' must be"),
     ('{"rules": [{"id": true, "tool": "bash", "decision": "deny"}]}', "rules[0]: 'id' must be"),
+    ('{"rules": [{"id": 1, "tool": "a", "decision": "deny"}, {"id": 1, "tool": "b", '
+     '"decision": "deny"}]}', "rules[1]: 'id' 1 is used twice"),
+    ('{"rules": [{"tool": "b", "decision": "deny", "whne": []}]}', "unknown key 'whne'"),
+    ('{"rules": [{"tool": "b", "decision": "deny", "when": null}]}', "'when' must be a list"),
     ('{"rules": [{"tool": "b", "decision": "deny", "when": [{"pointer": "/c", "regex": 1}]}]}',
      "when[0]: 'regex' must be a string"),
     ('{"rules": [{"tool": "b", "decision": "deny", "when": [{"pointer": "/c", "regex": "("}]}]}',
@@ -114,8 +118,8 @@ def test_the_command_line_and_the_file_share_one_parser(isolated_home):
 ])
 def test_each_fault_is_named(content, fault, isolated_home):
     (isolated_home / "permissions.json").write_text(content)
-    listed = ikigai("permissions", "list")
-    assert listed.returncode == 1 and fault in listed.stderr
+    listed = invoke("permissions", "list")
+    assert listed.exit_code == 1 and fault in listed.stderr
     assert listed.stderr.count("\n") == 1 and "Traceback" not in listed.stderr
 
 
@@ -195,10 +199,12 @@ def test_a_project_deny_rule_says_where_it_is(fake_server, isolated_home, tmp_pa
 
 def test_a_hand_written_rule_without_an_id_names_the_file(fake_server, isolated_home):
     path = isolated_home / "permissions.json"
-    path.write_text('{"rules": [{"tool": "bash", "decision": "deny"}]}')
+    path.write_text('{"rules": [{"tool": "bash", "decision": "deny"}, {"tool": "grep", '
+                    '"decision": "ask"}]}')
     model_runs(fake_server, "true")
+    done = invoke("ask", "--yes", "--provider", "openai", "--no-stream", "go")
     assert (f"ikigai: bash was not run: denied by user rule: deny bash; remove it from "
-            f"{path}\n") in ask("--yes").stderr
+            f"{path}\n") in done.stderr
 
 
 # -- 22.17: a rule for a tool nobody has is stored with a warning ----------------------------
@@ -209,8 +215,8 @@ def test_a_hand_written_rule_without_an_id_names_the_file(fake_server, isolated_
     ("deny", "file_*", False)])
 def test_a_rule_for_no_known_tool_is_stored_with_a_warning(decision, tool, warned,
                                                            isolated_home):
-    done = ikigai("permissions", decision, tool)
-    assert done.returncode == 0
+    done = invoke("permissions", decision, tool)
+    assert done.exit_code == 0
     assert done.stdout == f"Stored rule 1: {decision} {tool}\n"
     warning = (f"ikigai: no tool found now matches '{tool}' (`ikigai tool list` shows them); "
                "the rule is kept for when one comes\n")
