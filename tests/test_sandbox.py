@@ -139,11 +139,16 @@ PLANT = ("mkdir .ikigai; echo '{}' > .ikigai/mcp.json; git init -q; mkdir -p .gi
 """What a tool under workspace-write tries: a project layer and a git hook of its own."""
 
 
-def sandboxed_bash(command: str, cwd: Path) -> dict:
-    """``ikigai tool run bash`` as a real subprocess under ``workspace-write``; the envelope."""
+def run_sandboxed(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``ikigai tool run bash`` as a real subprocess under ``workspace-write``."""
     env = {**os.environ, "IKIGAI_SANDBOX": "workspace-write"}
-    run = subprocess.run([IKIGAI, "tool", "run", "bash", json.dumps({"command": command})],
-                         cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([IKIGAI, "tool", "run", "bash", json.dumps({"command": command})],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+def sandboxed_bash(command: str, cwd: Path) -> dict:
+    """The envelope of :func:`run_sandboxed`, which must succeed."""
+    run = run_sandboxed(command, cwd)
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -196,3 +201,20 @@ def test_a_missing_path_outside_the_workspace_needs_no_placeholder(tmp_path):
         "--tmpfs", str(workdir / ".git"), "--remount-ro"]
     assert args[args.index(str(workdir / ".ikigai")) - 2:][:3] == [
         "--ro-bind", "/dev/null", str(workdir / ".ikigai")]
+
+
+@needs_bwrap
+def test_a_protected_path_that_is_a_symbolic_link_is_refused(outside_dir, isolated_home):
+    """A mount lands on the link's target and the link itself could be replaced by a
+    directory of the tool's: no tool runs, one line says why. (Outside ``/tmp``, which the
+    sandbox hides: there the mount would fail anyway.)"""
+    (outside_dir / "elsewhere").mkdir()
+    (outside_dir / "work").mkdir()
+    (outside_dir / "work" / ".git").symlink_to("../elsewhere")
+    run = run_sandboxed("rm .git; mkdir .git", outside_dir / "work")
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr == (f"ikigai: {outside_dir / 'work' / '.git'} is a symbolic link, which "
+                          "the sandbox cannot keep read-only (a tool could replace it): no "
+                          "tool will run. Replace the link with what it points to, or set "
+                          "IKIGAI_SANDBOX=off\n")
+    assert (outside_dir / "work" / ".git").is_symlink()

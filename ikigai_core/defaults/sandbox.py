@@ -117,12 +117,20 @@ def read_only(path: Path, workdir: Path, *, directory: bool) -> list[str]:
     needs a mount point, so bubblewrap makes one on the real filesystem, and it stays: an
     empty directory when ``directory`` (git takes an empty ``.git`` for no repository and
     looks further up), else an empty file (``.ikigai``: a file marks no project). A missing
-    path elsewhere is read-only already, and nothing inside can create it.
+    path elsewhere is read-only already, and nothing inside can create it. A symbolic link
+    inside ``workdir`` is refused: a mount lands on its target, and the link itself could be
+    replaced.
     """
     target = str(path)
+    inside = path.is_relative_to(workdir)
+    if inside and path.is_symlink():
+        raise SandboxUnavailable(
+            f"{path} is a symbolic link, which the sandbox cannot keep read-only (a tool could "
+            "replace it): no tool will run. Replace the link with what it points to, or set "
+            "IKIGAI_SANDBOX=off")
     if path.exists():
         return ["--ro-bind", target, target]
-    if not path.is_relative_to(workdir):
+    if not inside:
         return []
     if directory:
         return ["--tmpfs", target, "--remount-ro", target]
