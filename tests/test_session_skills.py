@@ -45,17 +45,21 @@ def test_a_skill_the_model_loaded_comes_back_with_continue(isolated_home, make_t
 def test_a_skill_loaded_in_chat_comes_back_with_resume_text_and_tools(isolated_home, make_tool,
                                                                       fake_server):
     greeter(isolated_home, make_tool)
-    fake_server.push(REPLY.reply("One."), REPLY.reply("Two."), REPLY.reply("Three."))
+    fake_server.push(*(REPLY.reply(text) for text in ("One.", "Two.", "Three.", "Four.")))
     run("chat", input="hello\n/load greeter\nsecond\n")
     listed = CliRunner().invoke(cli, ["sessions", "list", "--json"], catch_exceptions=False)
     (session,) = json.loads(listed.stdout)
-    run("chat", "--resume", session["id"], "--skill", "notes", input="third\n")
+    run("chat", "--resume", session["id"], "--skill", "notes", input="third\n/clear\nfourth\n")
     body = fake_server.requests[2].json
     system = body["messages"][0]["content"]
     assert "Call greet with the person's name." in system and "Keep notes tidy." in system
     assert "greet" in advertised("openai", body)
     assert [m["content"] for m in body["messages"] if m["role"] == "user"] == [
         "hello", "second", "third"]
+    cleared = fake_server.requests[3].json  # as the command line started: --skill notes only
+    assert "greet" not in advertised("openai", cleared)
+    assert "Keep notes tidy." in cleared["messages"][0]["content"]
+    assert "Call greet" not in cleared["messages"][0]["content"]
 
 
 def test_a_skill_gone_since_is_said_once(isolated_home, make_tool, fake_server):

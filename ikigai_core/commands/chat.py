@@ -59,12 +59,11 @@ class ChatSession:
     :param front: how the chat looks (plain or rendered).
     :param recorder: writes each answered prompt to the session log.
     :param fresh: the conversation as the command line starts it (its system prompt, the
-        ``--skill`` skills loaded); ``/clear`` goes back to it.
-    :param earlier: an earlier conversation to go on with instead.
+        ``--skill`` skills loaded); ``/clear`` goes back to it, even after :meth:`resume`.
     """
 
     def __init__(self, app: App, agent: Agent, discovery: Discovery, front: FrontEnd,
-                 recorder: Recorder, fresh: Conversation, earlier: Conversation | None = None):
+                 recorder: Recorder, fresh: Conversation):
         self.app = app
         self.agent = agent
         self.discovery = discovery
@@ -72,7 +71,7 @@ class ChatSession:
         self.recorder = recorder
         self.fresh_system = fresh.system
         self.fresh_skills = tuple(agent.toolset.loaded)
-        self.conversation = earlier or fresh
+        self.conversation = fresh
         self.registry: Registry | None = None
         self.failure: IkigaiError | None = None
         """Why the last message sent to the model failed; ``None`` once one succeeds."""
@@ -96,6 +95,16 @@ class ChatSession:
             warn("interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc))
         self.front.end_line()
         return True
+
+    def resume(self, session: str | None, last: bool) -> None:
+        """Go on with the conversation ``session`` (``--resume``), or with ``last`` the last
+        one here (``--continue``), its skills loaded again; neither: nothing changes."""
+        earlier = self.recorder.resume(self.agent.provider.name, self.agent.toolset,
+                                       session=session, last=last)
+        if earlier is not None:
+            self.conversation = earlier
+            prompts = sum(isinstance(m, UserMessage) for m in earlier.messages)
+            warn(f"continuing session {self.recorder.session_id} ({prompts} earlier prompts)")
 
     def clear(self) -> None:
         """Start a new conversation, as the command line started the first: the skills
@@ -237,13 +246,9 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     agent = make_agent(app, front, provider, model, stream, max_turns)
     recorder = Recorder(app, "chat", enabled=app.settings.log and not no_log)
     conversation, agent.toolset = start_conversation(app, system, skills, tools, no_tools)
-    earlier = recorder.resume(agent.provider.name, agent.toolset, session=resume,
-                              last=resume_last)
-    if earlier is not None:
-        warn(f"continuing session {recorder.session_id} "
-             f"({sum(isinstance(m, UserMessage) for m in earlier.messages)} earlier prompts)")
     discovery = app.discovery()
-    session = ChatSession(app, agent, discovery, front, recorder, conversation, earlier)
+    session = ChatSession(app, agent, discovery, front, recorder, conversation)
+    session.resume(resume, resume_last)
     front.started(session, guard_line(app, run_grants))
     discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
     # prompt comes up now and a submit waits for the tools
