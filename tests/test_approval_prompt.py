@@ -6,12 +6,16 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 import time
 import unicodedata
+from types import SimpleNamespace
 
 import pytest
 
 from ikigai_core.commands.output import printable
+from ikigai_core.commands.screen import QuestionTime
+from ikigai_core.conversation import ToolCall
 from tests import test_chat_terminal
 from tests.support.replies import REPLIES
 from tests.support.vt import Screen as VirtualScreen
@@ -101,3 +105,24 @@ def test_the_plain_question_escapes_them_too(fake_server, env, tmp_path):
         chat.wait_for("Done.")
     for char, spelled in HIDDEN.items():
         assert char not in shown and spelled in shown
+
+
+def test_a_calls_wait_is_what_its_own_thread_spent_asking():
+    """In-process: two calls in two threads; only the one that asked waited."""
+    times = QuestionTime()
+    asked, silent = ToolCall("c1", "bash", {}), ToolCall("c2", "glob", {})
+
+    def run(call: ToolCall, question: float) -> None:
+        if question:
+            with times.asking():
+                time.sleep(question)
+        times.ikigai_after_tool_call(record=SimpleNamespace(call_id=call.id))
+
+    threads = [threading.Thread(target=run, args=(asked, 0.3)),
+               threading.Thread(target=run, args=(silent, 0))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert times.waited(asked) >= 0.3 and times.waited(silent) == 0
+    assert times.waited(asked) == 0  # told once
