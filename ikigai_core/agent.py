@@ -123,8 +123,14 @@ class Agent:
                     f"stopped after {turns} turn{'s' if turns > 1 else ''}: the model still "
                     "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"
                 )
-            offered = {tool.name: tool for tool in tools}
-            conversation.add(ToolResultsMessage(self.run_calls(reply.tool_calls, offered)))
+            conversation.add(ToolResultsMessage(
+                self.run_calls(reply.tool_calls, self._offered(tools))))
+
+    def _offered(self, tools: Sequence[Tool]) -> dict[str, Tool]:
+        """The tools a request carrying ``tools`` advertised: those the provider could take
+        (about a millisecond a turn for the eight built-in and example tools)."""
+        taken = {fit.tool for fit in self.provider.fit_tools(tools) if fit.declaration is not None}
+        return {tool.name: tool for tool in tools if tool.name in taken}
 
     def _follow_tool_changes(self) -> None:
         """Discover again when a plugin says its tools changed (``ikigai_tools_changed``)."""

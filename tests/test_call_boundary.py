@@ -111,6 +111,24 @@ def test_a_skill_tool_runs_only_once_its_skill_is_loaded(model, tmp_path, isolat
     assert marker.read_text() == "stamped\n"
 
 
+def test_a_tool_the_provider_left_out_is_not_run(fake_server, monkeypatch, tmp_path,
+                                                 isolated_home, make_tool):
+    """Anthropic cannot take a property named ``$top``: the tool is left out of its
+    requests, so a call of it is no more than a call of a tool that does not exist."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-boundary-0123456789")
+    marker = tmp_path / "marker"
+    make_tool(isolated_home / "tools", "odata-tool", body=f"open({str(marker)!r}, 'w')\n"
+              "print('{}')", schema={"name": "odata", "description": "OData", "parameters": {
+                  "type": "object", "properties": {"$top": {"type": "integer"}}}})
+    replies = REPLIES["anthropic"]
+    fake_server.push(replies.reply(calls=[("toolu_1", "odata", {})]), replies.reply("Done."))
+    ran = ikigai("ask", "--provider", "anthropic", "--no-stream", "--yes", "go", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert not marker.exists()
+    assert "ikigai: ← odata TOOL_NOT_FOUND" in ran.stderr
+
+
 # -- NaN and Infinity are not JSON (issue 21 item 8) --------------------------------------
 
 
