@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 import subprocess
+from contextlib import closing
 
 import pytest
 
+from ikigai_core.sessions import MIGRATIONS, SessionStore
 from tests.support.replies import REPLIES
-from tests.test_sessions import IKIGAI, _user_texts, invoke, offline
+from tests.test_sessions import IKIGAI, _user_texts, db_path, invoke, offline
 
 pytestmark = pytest.mark.usefixtures(offline.__name__)
 ANSWER_AFTER = 4.0
@@ -47,3 +50,19 @@ def test_two_continues_at_once_branch_and_the_next_follows_one(fake_server, tmp_
     assert f"## Prompt 3 (openai gpt-4o-mini, 15 tokens, going on from prompt 1)\n\n" \
            f"{turns[2]['prompt']}\n" in shown
     assert "## Prompt 4 (openai gpt-4o-mini, 15 tokens)\n\nfourth\n" in shown
+
+
+def test_a_log_of_schema_1_is_one_chain_after_the_migration(isolated_home, tmp_path):
+    """Turns written before parents were recorded each went on from the one before."""
+    with closing(sqlite3.connect(db_path(isolated_home), isolation_level=None)) as db:
+        db.executescript(MIGRATIONS[0] + "PRAGMA user_version = 1;")
+        db.execute("INSERT INTO sessions VALUES ('old1', 1, 2, ?, 'ask', NULL)",
+                   (str(tmp_path),))
+        for seq in range(3):
+            db.execute("INSERT INTO turns VALUES ('old1', ?, 1, 'openai', 'm', ?, 1, 2, ?, '{}')",
+                       (seq, f"p{seq}", json.dumps([{"role": "user", "text": f"p{seq}"}])))
+    store = SessionStore(db_path(isolated_home))
+    turns = store.show("old1")["turns"]
+    assert [(t["parent"], t["skills"]) for t in turns] == [(None, []), (0, []), (1, [])]
+    branch = store.branch("old1", "openai")
+    assert (branch.last, [m.text for m in branch.conversation.messages]) == (2, ["p0", "p1", "p2"])
