@@ -13,8 +13,15 @@ from urllib.parse import urlparse
 
 import pytest
 
-from ikigai_core.defaults.sandbox import bwrap_args, usable_bwrap
-from ikigai_core.errors import IkigaiError
+from ikigai_core.config import Settings
+from ikigai_core.defaults.sandbox import (
+    SandboxUnavailable,
+    bwrap_args,
+    read_only,
+    sandbox_mode,
+    usable_bwrap,
+)
+from ikigai_core.errors import ConfigError, IkigaiError
 from tests.support.replies import REPLIES
 from tests.test_cli_agent import IKIGAI, invoke, keys, offline, sent_results  # noqa: F401
 from tests.test_project import ikigai
@@ -189,6 +196,24 @@ def test_the_dot_ikigai_of_trusted_directories_stays_read_only_whether_or_not_it
                    "echo '{}' > ../.ikigai/mcp.json", workspace)
     assert not (workspace / "trusted" / ".ikigai").is_dir()
     assert list((root / ".ikigai").iterdir()) == []
+
+
+def test_settings_built_by_hand_are_checked_where_the_sandbox_runs():
+    """config.json and the environment are checked as they load; a library caller's own
+    Settings are checked by the plugin itself, so a misspelt mode never means off."""
+    with pytest.raises(ConfigError, match="sandbox must be one of off, read-only"):
+        sandbox_mode(Settings(sandbox="workspace"))
+
+
+def test_a_link_inside_the_workspace_is_refused_and_one_outside_is_not(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / ".ikigai").symlink_to(tmp_path)
+    with pytest.raises(SandboxUnavailable, match="is a symbolic link"):
+        read_only(tmp_path / "work" / ".ikigai", tmp_path / "work", directory=False)
+    outside = tmp_path / "outside"
+    outside.symlink_to(tmp_path)
+    assert read_only(outside, tmp_path / "work", directory=True) == [
+        "--ro-bind", str(outside), str(outside)]
 
 
 def test_a_missing_path_outside_the_workspace_needs_no_placeholder(tmp_path):
