@@ -194,7 +194,15 @@ class Agent:
 
 
 def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:
-    """Kill running tools until every worker has returned (a tool may start late)."""
+    """Kill running tools, and cancel runner calls (an MCP call), until every worker has
+    returned (a tool may start late)."""
+    from ikigai_core.execution import cancel_runner_calls
+
     for future in futures:
         future.cancel()
-    terminate_until(lambda poll: not wait(futures, timeout=poll).not_done)
+
+    def finished(poll: float) -> bool:
+        cancel_runner_calls()
+        return not wait(futures, timeout=poll).not_done
+
+    terminate_until(finished)

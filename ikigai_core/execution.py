@@ -50,6 +50,13 @@ OUTPUT_CAP = 64 * 1024
 NOT_STARTED_EXIT_CODE = 126
 """Exit code reported when a tool exists but cannot be started (as shells do)."""
 
+READY_TIMEOUT = 60.0
+"""Seconds a runner's ``ready()`` may take (starting or restarting its process) before the
+call's own timeout starts anyway."""
+STOP_GRACE = 2.0
+"""Seconds a runner whose call timed out (or was interrupted) gets to stop it."""
+_runner_calls: set[threading.Event] = set()  # the ``cancelled`` of every runner call under way
+
 _MAX_LISTED_TOOLS = 20
 _MAX_RULE_CHARS = 300
 
@@ -164,27 +171,51 @@ def execute(
     return _classify(tool, result, settings)
 
 
+def cancel_runner_calls() -> None:
+    """Tell every runner call under way to stop now (Ctrl-C, SIGTERM): each runner stops
+    soon after its ``cancelled`` is set (an MCP server is sent ``notifications/cancelled``)."""
+    for cancelled in list(_runner_calls):
+        cancelled.set()
+
+
 def _run_in_runner(tool: Tool, arguments: Mapping[str, Any], settings: Settings) -> ToolOutcome:
-    """Call a long-lived tool's runner in a worker thread; the executor keeps the budgets."""
+    """Call a long-lived tool's runner in a worker thread; the executor keeps the budgets.
+
+    The runner's optional ``ready(cancelled)`` (start or restart its process) has a budget
+    of its own, at most :data:`READY_TIMEOUT`; the call's timeout starts when it returns.
+    """
     runner = tool.runner
     assert runner is not None
     cancelled = threading.Event()
+    calling = threading.Event()
     answer: list[ToolOutcome | BaseException] = []
+    ready = getattr(runner, "ready", None)
     started = time.monotonic()
 
     def work() -> None:
         try:
+            if ready is not None:
+                ready(cancelled)
+            calling.set()
             answer.append(runner.call(tool, arguments, timeout=float(settings.tool_timeout),
                                       cancelled=cancelled))
         except BaseException as exc:  # handed to the waiting thread
             answer.append(exc)
+            calling.set()
 
     worker = threading.Thread(target=work, name=f"ikigai-runner-{tool.name}", daemon=True)
-    worker.start()
-    worker.join(settings.tool_timeout)
+    _runner_calls.add(cancelled)
+    try:
+        worker.start()
+        calling.wait(READY_TIMEOUT)
+        worker.join(settings.tool_timeout)
+    finally:
+        if not answer:  # timed out or interrupted: the runner gets a moment to stop the call
+            cancelled.set()
+            worker.join(STOP_GRACE)
+        _runner_calls.discard(cancelled)
     elapsed = time.monotonic() - started
-    if not answer:
-        cancelled.set()
+    if cancelled.is_set():
         message = f"Tool '{tool.name}' timed out after {float(settings.tool_timeout)} s"
         return ToolOutcome(tool.name, error=message, error_code=TOOL_TIMEOUT, elapsed=elapsed)
     outcome = answer[0]
