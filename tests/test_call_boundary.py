@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from ikigai_core.app import App
+from ikigai_core.cli import cli
 from tests.support.replies import REPLIES
 from tests.test_skills import write_skill
 
@@ -195,6 +197,8 @@ def test_tool_run_with_nan_is_invalid_params(tmp_path):
     assert ran.returncode == 1 and not marker.exists()
     assert strict(ran.stdout)["error"] == (
         "Invalid arguments for tool 'bash': not valid JSON (NaN is not a JSON number)")
+    in_process = CliRunner().invoke(cli, ["tool", "run", "bash", '{"command": -Infinity}'])
+    assert "(Infinity is not a JSON number)" in strict(in_process.stdout)["error"]
 
 
 # -- A failing envelope plugin (issue 22 item 3) -----------------------------------------
@@ -266,3 +270,5 @@ def test_tool_run_without_arguments_is_a_usage_error_naming_what_to_pass(tmp_pat
         "parameters)\n")
     blank = ikigai("tool", "run", "bash", " \n", cwd=tmp_path)
     assert (blank.returncode, blank.stderr) == (2, ran.stderr)
+    in_process = CliRunner().invoke(cli, ["tool", "run", "bash"], input="")
+    assert (in_process.exit_code, in_process.stderr) == (2, ran.stderr)

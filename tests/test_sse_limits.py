@@ -48,6 +48,8 @@ def test_a_line_over_the_cap_fails_before_the_rest_is_read():
     with pytest.raises(EventTooLarge, match="over 8 MiB"):
         list(iter_lines(endless()))
     assert sum(read) <= MAX_EVENT_BYTES + CHUNK
+    with pytest.raises(EventTooLarge):
+        list(iter_lines([b"x" * (MAX_EVENT_BYTES + 1) + b"\n"]))
 
 
 def test_an_event_of_many_lines_over_the_cap_is_refused():
