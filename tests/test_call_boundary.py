@@ -94,6 +94,17 @@ def test_tools_option_offers_and_runs_only_the_tools_named(model, tmp_path):
     assert ran["tool_success"] is True
 
 
+def test_a_tool_left_out_with_toolset_in_chat_never_starts(model, tmp_path):
+    marker = tmp_path / "marker"
+    server = model([("c1", "bash", {"command": f"touch {marker}"})])
+    ran = subprocess.run([IKIGAI, "chat", "--provider", "openai", "--no-stream", "--yes"],
+                         cwd=tmp_path, input="/toolset glob\ngo\n", capture_output=True,
+                         text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert not marker.exists()
+    assert [e["error_code"] for e in results(server.requests[1])] == ["TOOL_NOT_FOUND"]
+
+
 def test_a_skill_tool_runs_only_once_its_skill_is_loaded(model, tmp_path, isolated_home):
     skill = write_skill(isolated_home / "skills", "stamping").parent
     marker = tmp_path / "marker"
