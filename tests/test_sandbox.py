@@ -243,3 +243,13 @@ def test_a_protected_path_that_is_a_symbolic_link_is_refused(outside_dir, isolat
                           "tool will run. Replace the link with what it points to, or set "
                           "IKIGAI_SANDBOX=off\n")
     assert (outside_dir / "work" / ".git").is_symlink()
+
+
+@needs_bwrap
+def test_a_workspace_inside_ikigai_home_is_read_only_and_tools_still_run(isolated_home):
+    """No placeholder there: the home's own read-only mount covers the workspace, and a
+    mount point could not be made in it."""
+    (isolated_home / "tools").mkdir()
+    run = sandboxed_bash("echo hi; touch x", isolated_home / "tools")
+    assert run["result"]["output"].startswith("hi\n")
+    assert sorted(p.name for p in (isolated_home / "tools").iterdir()) == []

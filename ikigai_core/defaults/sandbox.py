@@ -104,9 +104,10 @@ def bwrap_args(
             args += ["--ro-bind-try", kept, kept]
         args += ["--bind", str(workdir), str(workdir)]
         args += read_only(home, workdir, directory=True)
-        args += read_only(workdir / ".git", workdir, directory=True)
-        for project in (workdir, *trusted):
-            args += read_only(project / ".ikigai", workdir, directory=False)
+        if not workdir.is_relative_to(home):  # in $IKIGAI_HOME all is read-only already
+            args += read_only(workdir / ".git", workdir, directory=True)
+            for project in (workdir, *trusted):
+                args += read_only(project / ".ikigai", workdir, directory=False)
     return [*args, "--chdir", str(workdir)]
 
 
