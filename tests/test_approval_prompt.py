@@ -39,6 +39,18 @@ def test_every_format_character_and_both_separators_are_escaped():
     assert printable("tab\tand é ü 中文 🙂\n") == "tab\tand é ü 中文 🙂\n"  # kept as they are
 
 
+def test_the_models_prose_keeps_the_joiners_words_and_emoji_need(fake_server, env, tmp_path):
+    """Persian's zero-width non-joiner and an emoji's zero-width joiner stay in the answer;
+    a bidi override there is escaped like everywhere else."""
+    words = "می‌خواهم 👩‍💻"
+    fake_server.push(REPLY.reply(f"{words} ‮evil"))
+    done = subprocess.run([IKIGAI, "ask", "--provider", "openai", "--no-stream", "go"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**env, "TERM": "dumb"})
+    assert done.stdout == f"{words} \\u202eevil\n", done.stderr
+    assert printable(words) == "می\\u200cخواهم 👩\\u200d💻"  # not prose: every one escaped
+
+
 def test_the_tool_line_escapes_them(fake_server, env, tmp_path):
     fake_server.push(REPLY.reply(calls=[("c1", "bash", {"command": SNEAKY})]),
                      REPLY.reply("Done."))

@@ -102,7 +102,7 @@ class PlainFrontEnd:
 
     def text(self, piece: str) -> None:
         """Print a piece of the model's text."""
-        click.echo(printable(piece), nl=False)
+        click.echo(printable(piece, prose=True), nl=False)
         self.last = piece[-1:] or self.last
 
     def end_line(self) -> None:

@@ -7,14 +7,18 @@ from typing import Any
 
 import click
 
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls but tab and newline
-    # every format character (Unicode 16's category Cf: bidi overrides and isolates,
-    # zero-width spaces and joiners, tags...) and the line and paragraph separators
-    "\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+_ASCII_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f]")  # all but tab and newline
+_HIDDEN = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls but tab and newline
+    # every other format character (Unicode 16's category Cf: bidi overrides and isolates,
+    # zero-width spaces, tags...) and the line and paragraph separators
+    "\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f"
     "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
     "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
-    "\U000e0020-\U000e007f]")
+    "\U000e0020-\U000e007f")
+_JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: Persian and Indic words, emoji
+_ESCAPED = f"[{_HIDDEN}{_JOINERS}]"  # compiled by re's cache at the first text that is not
+_ESCAPED_IN_PROSE = f"[{_HIDDEN}]"  # ASCII: about 1 ms each, too much for every start-up
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -24,11 +28,16 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
-def printable(text: str, *, keep_newlines: bool = True) -> str:
+def printable(text: str, *, keep_newlines: bool = True, prose: bool = False) -> str:
     """``text`` with control and format characters escaped (``\\x1b``, ``\\u202e``), so
-    neither a tool nor a model can drive the terminal or reorder what it shows, and
-    undecodable bytes (surrogates, e.g. from a file name) spelled ``\\udcff``, so it prints."""
-    escaped = _CONTROL.sub(_escaped, text)
+    neither a tool nor a model can drive the terminal or make what it shows differ from what
+    runs, and undecodable bytes (surrogates, e.g. from a file name) spelled ``\\udcff``, so
+    it prints. ``prose`` (the model's text) keeps the two joiners, which words and emoji
+    need and which reorder and hide nothing."""
+    if text.isascii():
+        escaped = _ASCII_CONTROLS.sub(_escaped, text)
+    else:
+        escaped = re.sub(_ESCAPED_IN_PROSE if prose else _ESCAPED, _escaped, text)
     escaped = escaped.encode("utf-8", "backslashreplace").decode("utf-8")
     return escaped if keep_newlines else escaped.replace("\n", "\\n")
 

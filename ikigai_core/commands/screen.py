@@ -222,7 +222,7 @@ class Screen:
     def text(self, piece: str) -> None:
         """Render each markdown block once it is complete; the rest shows live."""
         self.waiting_since = None
-        done, self.pending = split_blocks(self.pending + printable(piece))
+        done, self.pending = split_blocks(self.pending + printable(piece, prose=True))
         if done.strip():
             self._markdown(done)
 
