@@ -220,6 +220,7 @@ def test_a_missing_path_outside_the_workspace_needs_no_placeholder(tmp_path):
     """Read-only already, and nothing in the sandbox can create it: no mount, so bubblewrap
     makes nothing on the real filesystem; inside the workspace, a placeholder of each kind."""
     home, workdir = tmp_path / "no-home", tmp_path / "work"
+    workdir.mkdir()
     args = bwrap_args("workspace-write", workdir, home, network=False)
     assert str(home) not in args
     assert args[args.index(str(workdir / ".git")) - 1:][:3] == [
@@ -253,3 +254,19 @@ def test_a_workspace_inside_ikigai_home_is_read_only_and_tools_still_run(isolate
     run = sandboxed_bash("echo hi; touch x", isolated_home / "tools")
     assert run["result"]["output"].startswith("hi\n")
     assert sorted(p.name for p in (isolated_home / "tools").iterdir()) == []
+
+
+@needs_bwrap
+def test_a_workspace_ikigai_may_not_write_gets_no_placeholder(tmp_path, isolated_home,
+                                                              unprivileged):
+    """A directory ikigai may not write (without root's override): no tool could create a
+    ``.git`` there either, and bubblewrap could not make the mount point."""
+    workspace = tmp_path / "shared"
+    workspace.mkdir(mode=0o555)
+    env = {**os.environ, "IKIGAI_SANDBOX": "workspace-write"}
+    run = subprocess.run([*unprivileged, IKIGAI, "tool", "run", "bash",
+                          '{"command": "echo hi; git init -q"}'], cwd=workspace, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["result"]["output"].startswith("hi\n")
+    assert list(workspace.iterdir()) == []

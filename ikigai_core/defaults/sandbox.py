@@ -13,6 +13,7 @@ run here is an error naming the Debian package: no tool runs unsandboxed by surp
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from functools import lru_cache
@@ -118,9 +119,9 @@ def read_only(path: Path, workdir: Path, *, directory: bool) -> list[str]:
     needs a mount point, so bubblewrap makes one on the real filesystem, and it stays: an
     empty directory when ``directory`` (git takes an empty ``.git`` for no repository and
     looks further up), else an empty file (``.ikigai``: a file marks no project). A missing
-    path elsewhere is read-only already, and nothing inside can create it. A symbolic link
-    inside ``workdir`` is refused: a mount lands on its target, and the link itself could be
-    replaced.
+    path elsewhere, or in a directory ikigai may not write, is read-only already: nothing
+    inside can create it. A symbolic link inside ``workdir`` is refused: a mount lands on
+    its target, and the link itself could be replaced.
     """
     target = str(path)
     inside = path.is_relative_to(workdir)
@@ -131,7 +132,7 @@ def read_only(path: Path, workdir: Path, *, directory: bool) -> list[str]:
             "IKIGAI_SANDBOX=off")
     if path.exists():
         return ["--ro-bind", target, target]
-    if not inside:
+    if not inside or not os.access(path.parent, os.W_OK):
         return []
     if directory:
         return ["--tmpfs", target, "--remount-ro", target]
