@@ -115,7 +115,8 @@ class ToolRunner(Protocol):
     A runner may also have ``warm()``: start its process now, in the background, and
     return at once (a second call does nothing). ``chat`` calls it for every tool once
     its background discovery has found them, so the first call does not wait for a
-    server to start.
+    server to start. And ``ready(cancelled)``: start (or restart) its process before a
+    call; the executor calls it first, and the call's timeout starts when it returns.
     """
 
     def call(

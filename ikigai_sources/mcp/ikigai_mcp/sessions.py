@@ -4,12 +4,14 @@ Every session lives on one event loop in a daemon thread (``ikigai-mcp``); calle
 other threads (the executor's workers, discovery) submit coroutines to it and wait with
 a deadline. A session starts on first use (or in the background, :meth:`Connection.start`)
 and is restarted on the next call after its server died, closed the connection, or stopped
-answering a ping after a timeout. At exit every session closes the way the SDK does it
-(close stdin, wait, SIGTERM then SIGKILL). A stdio server starts as ikigai's tool processes
-do, through the ``ikigai_tool_process`` hook (purpose ``server``: the environment policy,
-the sandbox), and runs under :mod:`ikigai_mcp.reaper`, which takes the server's whole
-process group with it when the server ends, when it is stopped, or when ikigai is gone
-(even SIGKILLed): no process a server started outlives ikigai.
+answering a ping after a timeout: that start has a budget of its own
+(:meth:`Connection.ready`), and the call's timeout starts once the session is ready. At
+exit every session closes the way the SDK does it (close stdin, wait, SIGTERM then
+SIGKILL). A stdio server starts as ikigai's tool processes do, through the
+``ikigai_tool_process`` hook (purpose ``server``: the environment policy, the sandbox),
+and runs under :mod:`ikigai_mcp.reaper`, which takes the server's whole process group
+with it when the server ends, when it is stopped, or when ikigai is gone (even
+SIGKILLed): no process a server started outlives ikigai.
 
 Importing this module imports the ``mcp`` SDK: only code that talks to a server does.
 """
@@ -25,11 +27,11 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types
@@ -46,13 +48,20 @@ PING_TIMEOUT = 2.0
 """Seconds a server that timed out gets to answer a ping before it is restarted."""
 POLL = 0.1
 """How often a waiting caller looks at its ``cancelled`` event (a result wakes it at once)."""
+ABANDON_TIMEOUT = 2.0
+"""Seconds a timed-out or interrupted call gets to end: the SDK writes
+``notifications/cancelled`` as it ends, before the session may close."""
 SAFE_VARS = (*DEFAULT_INHERITED_ENV_VARS, "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR")
 """What a stdio server gets of ikigai's environment (the SDK's allow-list and the locale),
 besides its own ``env``: never a provider key."""
 REAPER = str(Path(__file__).with_name("reaper.py"))
 
+T = TypeVar("T")
 Prepare = Callable[[ProcessSpec], None]
 """The ``ikigai_tool_process`` hook of the invocation (``App.prepare_process``)."""
+Relisting = Callable[[concurrent.futures.Future[list[dict[str, Any]]]], None]
+"""Told the moment a server says ``notifications/tools/list_changed``: the future is its
+new listing, asked for at once."""
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())  # no SDK traceback on the terminal
 
@@ -85,8 +94,7 @@ def event_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def connection(config: ServerConfig, home: Path,
-               on_tools: Callable[[list[dict[str, Any]]], None] | None = None,
+def connection(config: ServerConfig, home: Path, on_tools: Relisting | None = None,
                prepare: Prepare | None = None) -> Connection:
     """This process's one connection to the server ``config`` (made, not started, on first
     ask); ``on_tools`` and ``prepare`` replace the ones given before."""
@@ -121,7 +129,7 @@ class Connection:
     def __init__(self, config: ServerConfig, home: Path) -> None:
         self.config = config
         self.log = home / "logs" / f"mcp-{config.name}.log"
-        self.on_tools: Callable[[list[dict[str, Any]]], None] | None = None
+        self.on_tools: Relisting | None = None
         self.prepare: Prepare | None = None
         self._lock = threading.Lock()
         self._ready: concurrent.futures.Future[list[dict[str, Any]]] | None = None
@@ -133,43 +141,55 @@ class Connection:
 
     # -- the caller's side (any thread) ---------------------------------------------------
 
-    def tools(self, timeout: float | None = None) -> list[dict[str, Any]]:
-        """Start the session if needed and return the server's tools (as MCP JSON).
+    def tools(self, cancelled: threading.Event | None = None) -> list[dict[str, Any]]:
+        """Start the session if needed and return the server's tools (as MCP JSON), within
+        the server's ``startupTimeout`` and until ``cancelled`` is set.
 
         :raises ServerError: it could not start (the reason says why).
         """
-        timeout = self.config.startup_timeout if timeout is None else timeout
-        try:
-            return self.start().result(timeout + CLOSE_TIMEOUT)  # its own timeout fires first
-        except concurrent.futures.TimeoutError:
+        timeout = self.config.startup_timeout
+        try:  # its own start-up timeout fires first
+            listed: list[dict[str, Any]] = _wait(self.start(), timeout + CLOSE_TIMEOUT,
+                                                 cancelled or threading.Event())
+            return listed
+        except CallTimedOut:
             self.close()
             raise ServerError(f"it did not start within {timeout:g} s") from None
 
-    def call(self, name: str, arguments: Mapping[str, Any], *, timeout: float,
-             cancelled: threading.Event) -> mcp_types.CallToolResult:
-        """Call tool ``name`` on the live session (starting or restarting it first)."""
-        deadline = time.monotonic() + timeout
+    def ready(self, cancelled: threading.Event) -> None:
+        """Make the session ready for a call, on a budget of its own, not the call's: a
+        server that timed out is pinged and, silent, stopped; one not running is started.
+
+        :raises ServerError: it could not start (the reason says why).
+        """
         if self._suspect:
             self._suspect = False
             self._check_alive()
-        self.tools(min(self.config.startup_timeout, timeout))
+        self.tools(cancelled)
+
+    def call(self, name: str, arguments: Mapping[str, Any], *, timeout: float,
+             cancelled: threading.Event) -> mcp_types.CallToolResult:
+        """Call tool ``name`` on the session :meth:`ready` started; ``timeout`` runs from now.
+
+        On timeout, or once ``cancelled`` is set, the call is cancelled and this returns
+        (raising :class:`CallTimedOut`) only once ``notifications/cancelled`` is written.
+        """
         session = self._session
         if session is None:
             raise ServerError(f"MCP server '{self.config.name}' closed the connection; "
                               "it restarts on the next call")
-        remaining = max(deadline - time.monotonic(), 0.001)
+        ended = threading.Event()
         future = asyncio.run_coroutine_threadsafe(
-            session.call_tool(name, dict(arguments), read_timeout_seconds=remaining), event_loop())
+            _flagging(session.call_tool(name, dict(arguments)), ended), event_loop())
         try:
-            result: mcp_types.CallToolResult = _wait(future, remaining, cancelled)
+            result: mcp_types.CallToolResult = _wait(future, timeout, cancelled)
             return result
         except CallTimedOut:
+            future.cancel()  # the SDK sends notifications/cancelled as the call ends
+            ended.wait(ABANDON_TIMEOUT)
             self._suspect = True  # a ping decides, on the next call, whether to restart
             raise
         except MCPError as exc:
-            if exc.error.code == mcp_types.REQUEST_TIMEOUT:  # the SDK's own clock was first
-                self._suspect = True
-                raise CallTimedOut("timed out") from exc
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
                 self.close_and_wait()
                 raise ServerError(f"MCP server '{self.config.name}' closed the connection "
@@ -319,10 +339,20 @@ class Connection:
                     garbage.append(message)
                     self._starting.cancel()
             elif isinstance(message, mcp_types.ToolListChangedNotification):
-                session = self._session
-                if session is not None and self.on_tools is not None:
-                    self.on_tools(await _list_tools(session))
+                await self._relist()
         return handle
+
+    async def _relist(self) -> None:
+        """Tell ``on_tools`` at once (before the call that caused it returns), then list."""
+        session = self._session
+        if session is None or self.on_tools is None:
+            return
+        tools: concurrent.futures.Future[list[dict[str, Any]]] = concurrent.futures.Future()
+        self.on_tools(tools)
+        try:
+            _settle(tools, await _list_tools(session))
+        except Exception as exc:  # the session ended meanwhile: the source keeps what it had
+            _settle(tools, error=exc)
 
     def _reason(self, exc: BaseException) -> str:
         """One line for why the server could not start."""
@@ -366,10 +396,20 @@ def _settle(future: concurrent.futures.Future[Any], result: Any = None, *,
             future.set_result(result)
 
 
+async def _flagging(work: Awaitable[T], ended: threading.Event) -> T:
+    """``await work``, and set ``ended`` once it is over, however it ends."""
+    try:
+        return await work
+    finally:
+        ended.set()
+
+
 def _wait(future: concurrent.futures.Future[Any], timeout: float,
           cancelled: threading.Event) -> Any:
-    """``future``'s result within ``timeout`` and while ``cancelled`` is not set; else the
-    future is cancelled, which makes the SDK send ``notifications/cancelled``."""
+    """``future``'s result within ``timeout`` and while ``cancelled`` is not set.
+
+    :raises CallTimedOut: it did not come in time (``future`` is left running).
+    """
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -377,5 +417,4 @@ def _wait(future: concurrent.futures.Future[Any], timeout: float,
         except concurrent.futures.TimeoutError:
             if time.monotonic() < deadline and not cancelled.is_set():
                 continue
-            future.cancel()
             raise CallTimedOut("timed out") from None
