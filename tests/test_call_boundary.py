@@ -26,10 +26,11 @@ IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 OPENAI = REPLIES["openai"]
 
 
-def ikigai(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.CompletedProcess[str]:
+def ikigai(*args: str, cwd: Path, stdin: int | None = None,
+           input: str | None = None) -> subprocess.CompletedProcess[str]:
     """The installed ``ikigai`` as a real subprocess (60 s at most)."""
-    return subprocess.run([IKIGAI, *args], cwd=cwd, stdin=stdin, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run([IKIGAI, *args], cwd=cwd, stdin=stdin, input=input,
+                          capture_output=True, text=True, timeout=60)
 
 
 @pytest.fixture
@@ -52,6 +53,7 @@ def results(request: Any) -> list[dict[str, Any]]:
 
 
 def ask(cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """``ikigai ask`` with OpenAI, unstreamed: it must end well and print no traceback."""
     ran = ikigai("ask", "--provider", "openai", "--no-stream", *options, "go", cwd=cwd)
     assert ran.returncode == 0, ran.stderr
     assert "Traceback" not in ran.stderr
@@ -97,9 +99,8 @@ def test_tools_option_offers_and_runs_only_the_tools_named(model, tmp_path):
 def test_a_tool_left_out_with_toolset_in_chat_never_starts(model, tmp_path):
     marker = tmp_path / "marker"
     server = model([("c1", "bash", {"command": f"touch {marker}"})])
-    ran = subprocess.run([IKIGAI, "chat", "--provider", "openai", "--no-stream", "--yes"],
-                         cwd=tmp_path, input="/toolset glob\ngo\n", capture_output=True,
-                         text=True, timeout=60)
+    ran = ikigai("chat", "--provider", "openai", "--no-stream", "--yes", cwd=tmp_path,
+                 input="/toolset glob\ngo\n")
     assert ran.returncode == 0, ran.stderr
     assert not marker.exists()
     assert [e["error_code"] for e in results(server.requests[1])] == ["TOOL_NOT_FOUND"]
