@@ -172,12 +172,10 @@ def _go_on(store: SessionStore, provider) -> None:
                   stream=True)
 
 
-@settings(max_examples=250, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_random_row_damage_is_shown_or_one_line(data, recorded, isolated_home):
-    path = db_path(isolated_home)
-    shutil.copy(recorded, path)
+def check_damage(data, template: Path, home: Path) -> None:
+    """Damage one value of a copy of ``template``; every reader shows it or refuses it."""
+    path = db_path(home)
+    shutil.copy(template, path)
     table = data.draw(st.sampled_from(sorted(COLUMNS)))
     column = data.draw(st.sampled_from(COLUMNS[table]))
     with closing(sqlite3.connect(path, isolation_level=None)) as db:  # closed: no WAL left
@@ -194,3 +192,19 @@ def test_random_row_damage_is_shown_or_one_line(data, recorded, isolated_home):
         _shown_or_refused(_go_on, store, provider)
     listed = CliRunner().invoke(cli, ["sessions", "list", "--json"], catch_exceptions=False)
     assert listed.exit_code == 0 and json.loads(listed.stdout)[0]["id"] == "s1"
+
+
+ONCE_PER_TEST = [HealthCheck.function_scoped_fixture]  # the template: copied per example
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=ONCE_PER_TEST)
+@given(data=st.data())
+def test_random_row_damage_is_shown_or_one_line(data, recorded, isolated_home):
+    check_damage(data, recorded, isolated_home)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=ONCE_PER_TEST)
+@given(data=st.data())
+def test_random_row_damage_big_budget(data, recorded, isolated_home):
+    check_damage(data, recorded, isolated_home)
