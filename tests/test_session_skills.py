@@ -69,5 +69,5 @@ def test_a_skill_gone_since_is_said_once(isolated_home, make_tool, fake_server):
     shutil.rmtree(skill.parent)
     again = run("ask", "--continue", "again")
     assert again.stderr.count("skill 'greeter' of session") == 1
-    assert "is not installed now; its tools are not sent" in again.stderr
+    assert "is not available now; its tools are not sent" in again.stderr
     assert "greet" not in advertised("openai", fake_server.requests[1].json)

@@ -72,7 +72,8 @@ class Recorder:
 
     def _with_skills(self, branch: Branch, toolset: Toolset) -> Conversation:
         """``branch``'s conversation with its skills loaded in ``toolset`` (their text is in
-        its system prompt), then those of ``--skill`` (their text added)."""
+        it already: its system prompt, or a ``load_skill`` result), then those of
+        ``--skill`` (their text added to the system prompt)."""
         from ikigai_core.prompt import with_skill
 
         conversation, given = branch.conversation, list(toolset.loaded)
@@ -81,7 +82,7 @@ class Recorder:
             if name in toolset.skills:
                 toolset.load(name)
             else:
-                warn(f"skill '{name}' of session {self.session_id} is not installed now; "
+                warn(f"skill '{name}' of session {self.session_id} is not available now; "
                      "its tools are not sent")
         for name in given:
             if name not in toolset.loaded:
