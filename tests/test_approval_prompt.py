@@ -104,6 +104,19 @@ def test_a_tool_line_times_the_tool_not_the_answer(asking_chat, fake_server):
     assert float(ran[1]) < 1.5 and float(declined[1]) < 1.5, shown
 
 
+def test_the_spinner_counts_from_the_answer(asking_chat, fake_server):
+    fake_server.push(REPLY.reply(calls=[("c1", "bash", {"command": "sleep 3"})], stream=True),
+                     REPLY.reply("Slept.", stream=True))
+    asking_chat.write(b"go\r")
+    asking_chat.wait_for(lambda text: text.rstrip().endswith("(or type why not):"))
+    time.sleep(2)
+    asking_chat.write(b"y\r")
+    spinner = re.compile(r"^\S bash sleep 3 (\d+\.\d)s$", re.M)
+    shown = asking_chat.wait_for(spinner.search)
+    assert float(spinner.search(shown)[1]) < 1.5, shown  # 2 s and more before
+    asking_chat.wait_for("Slept.")
+
+
 def test_the_plain_question_escapes_them_too(fake_server, env, tmp_path):
     fake_server.push(REPLY.reply(calls=[("c1", "bash", {"command": SNEAKY})]),
                      REPLY.reply("Done."))

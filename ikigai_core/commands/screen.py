@@ -155,6 +155,8 @@ class QuestionTime:
     """
 
     def __init__(self) -> None:
+        self.answered = 0.0
+        """When the last question ended (``time.monotonic()``): the spinner counts from it."""
         self._by_thread: dict[int, float] = {}
         self._by_call: dict[str | None, float] = {}
 
@@ -165,9 +167,9 @@ class QuestionTime:
         try:
             yield
         finally:
-            thread = threading.get_ident()
+            thread, self.answered = threading.get_ident(), time.monotonic()
             self._by_thread[thread] = self._by_thread.get(thread, 0.0) + (
-                time.monotonic() - started)
+                self.answered - started)
 
     @hookimpl
     def ikigai_after_tool_call(self, record: CallRecord) -> None:
@@ -291,7 +293,8 @@ class Screen:
             first = min(running, key=lambda r: r.started)
             more = f" (+{len(running) - 1} more)" if len(running) > 1 else ""
             shown = one_line(key_argument(first.call))[:60]
-            return f"{first.call.name} {shown}{more}".strip(), first.started
+            since = max(first.started, self.question_time.answered)  # not the person's time
+            return f"{first.call.name} {shown}{more}".strip(), since
         if self.waiting_since is not None:
             return "waiting for the model", self.waiting_since
         return "", None
