@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ikigai_core.errors import ConfigError
-from ikigai_core.statefiles import check_private
+from ikigai_core.statefiles import parse_json, read_state
 from ikigai_core.tools import EMPTY
 from ikigai_tools_builtin._jsonio import loads
 
@@ -107,15 +107,9 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
     """Read ``home/config.json`` (empty: no settings) and the environment; an unreadable
     file is one clear error, a bad value one when its setting is read."""
     path = home / "config.json"
-    check_private(path)
+    raw = read_state(path) or b""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raw = b""
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}; check IKIGAI_HOME") from exc
-    try:
-        data = loads(raw) if raw.strip() else {}
+        data = parse_json(raw) if raw.strip() else {}
     except ValueError as exc:
         raise ConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     if not isinstance(data, dict):

@@ -286,8 +286,11 @@ def record_decision(home: Path, entry: Mapping[str, Any]) -> None:
     line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **entry},
                       ensure_ascii=False) + "\n"
     ensure_private_dir(home)
-    fd = os.open(home / "approvals.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(home / "approvals.jsonl", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
+        end = os.fstat(fd).st_size
+        if end and os.pread(fd, 1, end - 1) != b"\n":  # a line cut short: ours starts anew
+            line = "\n" + line
         os.write(fd, line.encode())
     finally:
         os.close(fd)

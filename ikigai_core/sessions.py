@@ -41,7 +41,7 @@ from ikigai_core.session_json import (
     message_of,
     read_session,
 )
-from ikigai_core.statefiles import ensure_private_dir
+from ikigai_core.statefiles import check_private, ensure_private_dir
 
 if TYPE_CHECKING:
     from ikigai_core.tools import Tool
@@ -183,6 +183,7 @@ class SessionStore:
         if not self.path.exists():
             ensure_private_dir(self.path.parent)
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        check_private(self.path)  # a history others could write is not one to go on with
         try:
             with closing(sqlite3.connect(self.path, timeout=BUSY_TIMEOUT,
                                          isolation_level=None)) as db:

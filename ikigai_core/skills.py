@@ -16,7 +16,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
+from ikigai_core.errors import ConfigError
 from ikigai_core.hookcall import collect
+from ikigai_core.statefiles import check_private
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool, ToolCandidate, ToolScan, ToolSource
 from ikigai_tools_builtin._skillfile import (
     LOAD_SKILL_SCHEMA,
@@ -106,8 +108,9 @@ def read_skill(path: Path, source: str) -> Skill | SkippedSkill:
         return SkippedSkill(fallback, source, reason, path)
 
     try:
+        check_private(path)  # its text steers the model: others must not write it
         front, body = read_skill_file(path)
-    except SkillFileError as exc:
+    except (ConfigError, SkillFileError) as exc:
         return skipped(str(exc))
     meta = parse_front_matter(front)
     if isinstance(meta, str):

@@ -50,11 +50,25 @@ def refuse_exposed(path: Path, error: type[IkigaiError] = ConfigError) -> None:
     if st.st_uid not in (os.geteuid(), 0):
         raise error(f"{path} belongs to another user (uid {st.st_uid}); ikigai refuses it: "
                     f"remove it, or `chown {os.geteuid()} {_quoted(path)}` if it is yours")
-    if st.st_mode & 0o022:
+    if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _own_group(st.st_gid)):
         fix = ("set IKIGAI_HOME to a folder of your own" if st.st_mode & 0o1000
                else f"`chmod go-w {_quoted(path)}`")
         raise error(f"{path} is writable by other users (mode {st.st_mode & 0o7777:o}); "
                     f"ikigai refuses it: {fix}")
+
+
+def _own_group(gid: int) -> bool:
+    """Whether you are the one member of group ``gid`` (Debian's ssh: a user private group,
+    as a umask of 002 gives every file, is no one else's to write)."""
+    import grp  # lazy, with pwd: only a group-writable file asks
+    import pwd
+
+    try:
+        group, me = grp.getgrgid(gid), pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return False
+    members = {user.pw_name for user in pwd.getpwall() if user.pw_gid == gid}
+    return members | set(group.gr_mem) == {me}
 
 
 def check_private(path: Path, error: type[IkigaiError] = ConfigError) -> None:
@@ -81,20 +95,47 @@ def ensure_private_dir(path: Path) -> Path:
     return path
 
 
-def read_json(path: Path, missing: Any) -> Any:
-    """The JSON value in ``path``: ``missing`` when there is no file, ``None`` when it is not
-    JSON (or not UTF-8); a file that cannot be read, or that others could have written
-    (:func:`check_private`), is one :class:`ConfigError`."""
-    check_private(path)
+MAX_STATE_BYTES = 4 << 20
+"""The most of a state file ikigai reads: a bigger one no person wrote (or it would cost
+the memory and time of a hostile one)."""
+
+
+def read_state(path: Path, error: type[IkigaiError] = ConfigError) -> bytes | None:
+    """The bytes of ikigai's file ``path``, ``None`` when there is none; one ``error`` when
+    others could have written it (:func:`check_private`), it cannot be read, or it holds
+    more than :data:`MAX_STATE_BYTES`."""
+    check_private(path, error)
     try:
-        text = path.read_bytes()
-    except FileNotFoundError:
-        return missing
+        with open(path, "rb") as f:
+            raw = f.read(MAX_STATE_BYTES + 1)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+        raise error(f"cannot read {path}: {exc.strerror}") from exc
+    if len(raw) > MAX_STATE_BYTES:
+        raise error(f"{path} is over {MAX_STATE_BYTES >> 20} MiB, more than a state file of "
+                    "ikigai's can be; fix or remove it")
+    return raw
+
+
+def parse_json(raw: bytes) -> Any:
+    """The JSON value in ``raw``; not JSON, not UTF-8 or nested deeper than Python can
+    follow are each a ``ValueError``."""
     try:
-        return loads(text)
-    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError)
+        return loads(raw)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def read_json(path: Path, missing: Any) -> Any:
+    """The JSON value in ``path`` (:func:`read_state`): ``missing`` when there is no file,
+    ``None`` when it is not JSON (:func:`parse_json`)."""
+    raw = read_state(path)
+    if raw is None:
+        return missing
+    try:
+        return parse_json(raw)
+    except ValueError:
         return None
 
 
@@ -103,8 +144,8 @@ def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
     ``{}`` when the file is missing, unreadable, not JSON, of another version or of
     another shape (a cache is only ever a shortcut: what it lacks is asked again)."""
     try:
-        data = loads(path.read_bytes())
-    except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8
+        data = parse_json(path.read_bytes())
+    except (OSError, ValueError):  # ValueError: not JSON, not UTF-8, nested too deeply
         return {}
     if not isinstance(data, dict) or data.get("version") != version:
         return {}

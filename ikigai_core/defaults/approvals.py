@@ -234,16 +234,22 @@ def _record(context: CallContext, name: str, arguments: Any, decision: str, by: 
              "cwd": str(context.cwd)}
     if reason:
         entry["reason"] = reason
+    from ikigai_core.errors import ConfigError
     from ikigai_core.permissions import record_decision
+    from ikigai_core.statefiles import refuse_exposed
 
+    audit = context.home / "approvals.jsonl"
     try:
+        refuse_exposed(audit)  # a record others could rewrite is no record
         record_decision(context.home, entry)
     except OSError as exc:
-        problem = (f"its decision cannot be recorded in {context.home / 'approvals.jsonl'}: "
-                   f"{exc.strerror}")
-        _tell(context, f"{name} was not run: {problem}; no call runs until it can be")
-        return problem
-    return None
+        problem = f"its decision cannot be recorded in {audit}: {exc.strerror}"
+    except ConfigError as exc:
+        problem = f"its decision cannot be recorded: {exc}"
+    else:
+        return None
+    _tell(context, f"{name} was not run: {problem}; no call runs until it can be")
+    return problem
 
 
 @hookimpl

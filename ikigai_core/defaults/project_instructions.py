@@ -20,15 +20,16 @@ INSTRUCTION_FILES = ("AGENTS.md", ".ikigai/system.md")
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text; ``None`` if there is no such file; unreadable is one clear error."""
+    """The file's text; ``None`` if there is no such file (a directory is none); one clear
+    error if it is unreadable, not UTF-8, or others could have written it or made it huge
+    (:func:`~ikigai_core.statefiles.read_state`: it steers the model as a rule would)."""
+    from ikigai_core.statefiles import read_state
+
+    raw = None if path.is_dir() else read_state(path)
     try:
-        return path.read_text(encoding="utf-8")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+        return None if raw is None else raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{path} is not UTF-8 text; fix or remove it") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
 
 
 def _instructions(cwd: Path, home: Path) -> tuple[Path, list[str], bool]:

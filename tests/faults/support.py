@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ikigai_core.plugins import get_plugin_manager
@@ -37,13 +37,14 @@ def as_tool(path: Path, parameters: Mapping | None = None) -> Tool:
 
 def ikigai(
     *args: str, cwd: Path, input: str | None = None, env: Mapping[str, str] | None = None,
-    timeout: float = 60,
+    timeout: float = 60, prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """The real ``ikigai`` CLI as a subprocess, with no provider key unless ``env`` sets one."""
+    """The real ``ikigai`` CLI as a subprocess, with no provider key unless ``env`` sets one;
+    ``prefix`` goes before it (the ``unprivileged`` fixture's command, for one)."""
     environ = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
     environ.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "ikigai_core.cli", *args], cwd=cwd, input=input,
+        [*prefix, sys.executable, "-m", "ikigai_core.cli", *args], cwd=cwd, input=input,
         capture_output=True, text=True, timeout=timeout, env=environ,
     )
 

@@ -40,10 +40,11 @@ def model_calls(fake_server, tmp_path) -> Callable[..., subprocess.CompletedProc
     the results it got are in ``fake_server.requests[1]``."""
 
     def ask(*calls: tuple[str, str, Any], env: Mapping[str, str] | None = None,
-            args: tuple[str, ...] = (), cwd: Path = tmp_path) -> subprocess.CompletedProcess[str]:
+            args: tuple[str, ...] = (), cwd: Path = tmp_path,
+            prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
         fake_server.push(REPLY.reply(calls=calls), REPLY.reply("Done."))
         return ikigai("ask", "--provider", "openai", "--no-stream", "--no-log", *args, "go",
-                      cwd=cwd, env={**llm(fake_server), **(env or {})})
+                      cwd=cwd, env={**llm(fake_server), **(env or {})}, prefix=prefix)
 
     return ask
 

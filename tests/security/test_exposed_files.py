@@ -9,13 +9,23 @@ import os
 
 import pytest
 
+from ikigai_core.statefiles import _own_group
 from ikigai_core.trust import TrustStore
 from tests.faults.support import assert_one_line_error, ikigai
 from tests.security.conftest import touch
 from tests.test_cli_agent import sent_results
 
+SHARED_GID = 65534
+"""nogroup: the primary group of nobody (and others), so never the user's own group."""
+
+
+def group_writable(path, gid: int = SHARED_GID) -> None:
+    os.chown(path, -1, gid)
+    path.chmod(path.stat().st_mode | 0o020)
+
+
 EXPOSURES = {
-    "group-writable": lambda path: path.chmod(path.stat().st_mode | 0o020),
+    "group-writable": group_writable,
     "world-writable": lambda path: path.chmod(path.stat().st_mode | 0o002),
     "another user's": lambda path: os.chown(path, 65534, -1),
 }
@@ -91,3 +101,15 @@ def test_exposed_mcp_file_starts_no_server(name, exposure, isolated_home, projec
     assert "Traceback" not in proc.stderr
     assert fix(path, exposure) in proc.stderr
     assert not marker.exists(), "a server from a file someone else could write was started"
+
+
+def test_a_group_of_your_own_may_write(isolated_home, project):
+    """Debian's ssh: with umask 002 every file is group-writable by the user's private group,
+    of which the user is the one member; that is not someone else."""
+    if not _own_group(os.getegid()):
+        pytest.skip("your primary group has other members here")
+    path = state_file(isolated_home, project, "config.json")
+    group_writable(path, os.getegid())
+    group_writable(isolated_home, os.getegid())
+    proc = ikigai("tool", "list", cwd=project)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr

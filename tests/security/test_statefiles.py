@@ -8,7 +8,7 @@ import os
 import pytest
 
 from ikigai_core.errors import ConfigError
-from ikigai_core.statefiles import WriteError, ikigai_home, write_private_json
+from ikigai_core.statefiles import WriteError, ikigai_home, refuse_exposed, write_private_json
 
 
 def test_a_folder_that_cannot_be_made_is_one_write_error(tmp_path):
@@ -31,3 +31,13 @@ def test_a_shared_sticky_folder_is_no_home(tmp_path):
     shared.chmod(0o1777)
     with pytest.raises(ConfigError, match="mode 1777.*set IKIGAI_HOME to a folder of your own"):
         ikigai_home({"IKIGAI_HOME": str(shared)})
+
+
+def test_a_group_writable_file_of_a_group_nobody_knows_is_refused(tmp_path):
+    unknown = 54321
+    path = tmp_path / "config.json"
+    path.write_text("{}")
+    os.chown(path, -1, unknown)
+    path.chmod(0o660)
+    with pytest.raises(ConfigError, match=r"mode 660\); ikigai refuses it: `chmod go-w "):
+        refuse_exposed(path)

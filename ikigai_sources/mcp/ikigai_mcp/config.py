@@ -97,16 +97,14 @@ class ServerConfig:
 
 def read_raw(path: Path) -> dict[str, Any]:
     """The file's ``mcpServers`` object as written (``{}`` when the file is missing)."""
-    from ikigai_core.statefiles import check_private
+    from ikigai_core.statefiles import parse_json, read_state
 
-    check_private(path, McpConfigError)  # others could have written it: refused (ssh's rule)
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
+    raw = read_state(path, McpConfigError)  # refused if others could have written it
+    if raw is None:
         return {}
-    except OSError as exc:
-        raise McpConfigError(f"cannot read {path}: {exc.strerror}") from exc
-    except ValueError as exc:  # not JSON, or not UTF-8
+    try:
+        data = parse_json(raw)
+    except ValueError as exc:  # not JSON, not UTF-8, nested too deeply
         raise McpConfigError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
     servers = data.get("mcpServers", {}) if isinstance(data, dict) else None
     if not isinstance(servers, dict):
