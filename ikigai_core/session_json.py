@@ -202,18 +202,20 @@ def read_session(session_id: str, session: Mapping[str, Any],
     try:
         data = _columns(session, _SESSION_COLUMNS, "the session")
         data["turns"] = []
+        earlier: set[int] = set()
         for turn in turns:
-            data["turns"].append(_turn(turn, data["turns"], by_turn.get(turn["seq"], [])))
+            data["turns"].append(_turn(turn, earlier, by_turn.get(turn["seq"], [])))
+            earlier.add(turn["seq"])
     except _Bad as exc:
         raise DamagedSession(session_id, str(exc)) from None
     return data
 
 
-def _turn(row: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]],
+def _turn(row: Mapping[str, Any], earlier: set[int],
           calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     what = f"turn {row['seq']}"
     turn = _columns(row, _TURN_COLUMNS, what)
-    if turn["parent"] is not None and turn["parent"] not in {t["seq"] for t in earlier}:
+    if turn["parent"] is not None and turn["parent"] not in earlier:
         raise _Bad(f"{what}'s parent {turn['parent']} is no earlier turn")
     turn["messages"] = _list(_json(row["messages"], f"{what}'s messages"),
                              f"{what}'s messages")
