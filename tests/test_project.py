@@ -155,7 +155,9 @@ def test_agents_md_marks_the_project_and_trust_sends_it(agents_project):
         f"ikigai: AGENTS.md of {agents_project} not sent to the model: project directory "
         f"not trusted; run `ikigai trust {agents_project}`\n")
     assert "French" not in untrusted.stdout
-    assert ikigai("trust", cwd=sub).stdout.startswith(f"Trusted {agents_project};")
+    assert ikigai("trust", cwd=sub).stdout == (
+        f"Trusted {agents_project}; it has no .ikigai/tools yet (tools put there will be "
+        "loaded). Its AGENTS.md will be sent to the model.\n")
     trusted = ikigai("request", "--provider", "openai", "hi", cwd=sub)
     assert trusted.stderr == "" and "Answer in French." in trusted.stdout
     listed = ikigai("tool", "list", "--verbose", cwd=sub).stdout.splitlines()

@@ -8,6 +8,7 @@ import click
 
 from ikigai_core.app import App
 from ikigai_core.commands.output import printable
+from ikigai_core.project import INSTRUCTIONS
 from ikigai_core.trust import TrustStore
 
 pass_app = click.make_pass_decorator(App)
@@ -34,10 +35,12 @@ def trust(app: App, directory: Path | None, list_: bool) -> None:
         return
     resolved, _ = store.trust(directory or app.project or app.cwd)
     if (resolved / ".ikigai" / "tools").is_dir():
-        click.echo(printable(f"Trusted {resolved}: its .ikigai/tools will be loaded."))
+        said = f"Trusted {resolved}: its .ikigai/tools will be loaded."
     else:
-        click.echo(printable(f"Trusted {resolved}; it has no .ikigai/tools yet "
-                             "(tools put there will be loaded)."))
+        said = f"Trusted {resolved}; it has no .ikigai/tools yet (tools put there will be loaded)."
+    if (resolved / INSTRUCTIONS).is_file():
+        said += f" Its {INSTRUCTIONS} will be sent to the model."
+    click.echo(printable(said))
 
 
 @click.command("untrust")
