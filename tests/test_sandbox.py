@@ -196,6 +196,10 @@ def test_the_dot_ikigai_of_trusted_directories_stays_read_only_whether_or_not_it
                    "echo '{}' > ../.ikigai/mcp.json", workspace)
     assert not (workspace / "trusted" / ".ikigai").is_dir()
     assert list((root / ".ikigai").iterdir()) == []
+    (root / ".ikigai").rmdir()
+    (root / "AGENTS.md").write_text("A project without .ikigai/.\n")
+    sandboxed_bash("mkdir -p ../.ikigai/tools", workspace)
+    assert not (root / ".ikigai").exists()
 
 
 def test_settings_built_by_hand_are_checked_where_the_sandbox_runs():
