@@ -35,6 +35,8 @@ class Settings(NamedTuple):
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     log: bool = True
+    web: Mapping[str, Any] = EMPTY
+    """The web tools' settings (ikigai-tools-web checks the keys: docs/web.md)."""
     problems: Mapping[str, str] = EMPTY
     """Why each wrongly configured setting was refused, by name; reading it raises that."""
 

@@ -1,0 +1,1 @@
+"""web_fetch: one module per job (guard, client, decoding, extraction, robots, cache, tool)."""

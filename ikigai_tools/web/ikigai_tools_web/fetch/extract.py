@@ -1,0 +1,90 @@
+"""HTML to markdown, no LLM: trafilatura's main content, or the whole page by markdownify
+when trafilatura drops code blocks or headings (documentation pages) or finds nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NEAR_EMPTY = 200
+"""Characters below which an extraction of a bigger page is called near-empty."""
+
+_PRE = re.compile(r"<pre[\s>]", re.IGNORECASE)
+_HEADING = re.compile(r"<h[1-6][\s>]", re.IGNORECASE)
+_FENCE = re.compile(r"^```", re.MULTILINE)
+_MD_HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_BOILERPLATE = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form",
+                "svg", "iframe", "button")
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """The markdown of a page, its title, and whether it came out near-empty."""
+
+    title: str
+    markdown: str
+    near_empty: bool
+
+
+def html_to_markdown(html: str, url: str) -> Extracted:
+    """The main content of ``html`` as markdown (headings, links, lists, tables, code)."""
+    import trafilatura
+
+    main = trafilatura.extract(html, url=url, output_format="markdown", include_links=True,
+                               include_tables=True, include_formatting=True,
+                               include_images=False, favor_recall=True) or ""
+    if _lost_structure(html, main):
+        main = _whole_page(html, url) or main
+    title = _title(html)
+    near_empty = len(main.strip()) < NEAR_EMPTY and len(html) > 4 * NEAR_EMPTY
+    return Extracted(title, main.strip() + "\n" if main.strip() else "", near_empty)
+
+
+def _lost_structure(html: str, markdown: str) -> bool:
+    """Whether the extraction kept fewer code blocks or under 90 % of the headings."""
+    fences = len(_FENCE.findall(markdown)) // 2
+    return (fences < len(_PRE.findall(html))
+            or len(_MD_HEADING.findall(markdown)) < 0.9 * len(_HEADING.findall(html))
+            or not markdown.strip())
+
+
+def _whole_page(html: str, url: str) -> str:
+    """The page's ``main`` (or ``article``, or ``body``) by markdownify, without the
+    navigation, header, footer, scripts and forms."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(_BOILERPLATE):
+        tag.decompose()
+    for tag in soup.select('[role="navigation"], .sphinxsidebar, .related, .headerlink, '
+                           '.md-sidebar, .md-header, .md-footer'):
+        tag.decompose()
+    root = soup.find("main") or soup.find("article") or soup.find(attrs={"role": "main"}) \
+        or soup.body or soup
+    converter = MarkdownConverter(heading_style="ATX", code_language_callback=_language,
+                                  strip=["img"])
+    text = converter.convert_soup(root)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _language(element: object) -> str | None:
+    """The language of a ``<pre>`` block, from a ``language-X``/``highlight-X`` class."""
+    for node in (element, getattr(element, "parent", None)):
+        classes = node.get("class") or [] if hasattr(node, "get") else []
+        for name in classes:
+            for prefix in ("language-", "highlight-"):
+                if name.startswith(prefix) and name != "highlight-default":
+                    return str(name[len(prefix):])
+    return None
+
+
+def _title(html: str) -> str:
+    match = _TITLE.search(html[:65536])
+    if not match:
+        return ""
+    import html as html_module
+
+    return " ".join(html_module.unescape(match.group(1)).split())
