@@ -351,8 +351,8 @@ class Connection:
         self.on_tools(tools)
         try:
             _settle(tools, await _list_tools(session))
-        except Exception as exc:  # the session ended meanwhile: the source keeps what it had
-            _settle(tools, error=exc)
+        finally:  # failed, or cancelled as the session closed: the source keeps what it had
+            _settle(tools, error=Closed("it was not listed again"))
 
     def _reason(self, exc: BaseException) -> str:
         """One line for why the server could not start."""

@@ -27,16 +27,16 @@ WAIT = 60.0
 
 @pytest.fixture
 def recorder(servers, tmp_path, monkeypatch):
-    """``recorder(delay)`` configures the recording server (its ``tools/list`` answers
-    ``delay`` seconds late once grown), lists it afresh (a warm cache, no server left) and
+    """``recorder(delay, **entry)`` configures the recording server (its ``tools/list``
+    answers ``delay`` seconds late once grown), lists it afresh (a warm cache, no server left) and
     returns the file its messages go to."""
     record = tmp_path / "record"
     monkeypatch.setenv("RECORD", str(record))
 
-    def configure(delay: float = 0.0) -> Path:
+    def configure(delay: float = 0.0, **entry) -> Path:
         pidfile = servers({"rec": {"command": sys.executable, "args": [RECORDER, str(delay)],
                                    "env": {"EDGE_PIDS": os.environ["EDGE_PIDS"],
-                                           "RECORD": str(record)}}})
+                                           "RECORD": str(record)}, **entry}})
         listed = subprocess.run([IKIGAI, "refresh"], capture_output=True, text=True,
                                 cwd=tmp_path, timeout=WAIT, stdin=subprocess.DEVNULL)
         assert "Tools refreshed." in listed.stdout, listed.stderr
@@ -101,6 +101,21 @@ def test_a_tool_added_during_a_call_is_in_the_next_request_every_time(
         assert "rec__extra" not in {tool["function"]["name"] for tool in first["tools"]}
         assert "rec__extra" in names, f"the re-listing ({delay} s late) was not waited for"
         assert server_gone(tmp_path)
+
+
+def test_a_server_gone_before_its_re_listing_keeps_the_old_tools_without_a_wait(
+        recorder, fake_server, tmp_path):
+    recorder(startupTimeout=30)
+    openai = REPLIES["openai"]
+    started = time.monotonic()
+    with ask(tmp_path, fake_server, openai.reply(calls=[("c1", "rec__vanish", {})]),
+             openai.reply("Gone.")) as run:
+        out, err = run.communicate(timeout=WAIT)
+    assert run.returncode == 0 and "Gone." in out, err
+    assert time.monotonic() - started < 20  # not the server's startupTimeout
+    second = fake_server.requests[-1].json
+    assert "rec__grow" in {tool["function"]["name"] for tool in second["tools"]}
+    assert json.loads(second["messages"][-1]["content"])["error_code"] == "TOOL_CRASHED"
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])

@@ -59,4 +59,11 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@mcp.tool()
+async def vanish(ctx: Context) -> str:
+    """Say the tool list changed, then exit before anyone can list it again."""
+    await ctx.session.send_tool_list_changed()
+    os._exit(3)
+
+
 mcp.run()
