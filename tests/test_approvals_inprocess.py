@@ -110,6 +110,23 @@ def test_a_decision_that_cannot_be_recorded_denies_the_call(app, isolated_home):
                for n in app.notices)
 
 
+def test_an_audit_record_others_could_write_denies_the_call(app, isolated_home):
+    (isolated_home / "approvals.jsonl").touch(mode=0o666)
+    (isolated_home / "approvals.jsonl").chmod(0o666)
+    answered(app, "y")
+    assert call(app, "bash", {"command": "true"})["error_code"] == "TOOL_DENIED"
+    assert any("its decision cannot be recorded: " in n.message and "chmod go-w" in n.message
+               for n in app.notices)
+
+
+def test_a_record_cut_short_does_not_swallow_the_next_one(app, isolated_home):
+    (isolated_home / "approvals.jsonl").write_text('{"tool": "ba')
+    answered(app, "y")
+    assert call(app, "bash", {"command": "true"})["tool_success"]
+    cut, entry = (isolated_home / "approvals.jsonl").read_text().splitlines()
+    assert cut == '{"tool": "ba' and json.loads(entry)["tool"] == "bash"
+
+
 def test_a_schema_hint_tightens_a_read_only_default_but_never_loosens(app, tmp_path):
     from ikigai_core.defaults.approvals import default_decision
 
