@@ -206,3 +206,20 @@ def ikigai_status(context: CallContext) -> Sequence[str]:
     :param context: where and for whom this invocation's tool calls run.
     :returns: zero or more short strings.
     """
+
+
+# -- Web search backends -------------------------------------------------------
+
+
+@hookspec
+def ikigai_search_backends() -> Sequence[object]:
+    """Return the web search backends this plugin contributes to ``web_search``.
+
+    Called by the ``web_search`` tool process (distribution ikigai-tools-web), once per
+    call, through the same plugin manager as ikigai's; never at ikigai's start-up. Keep
+    the plugin module light: the backend's HTTP work belongs in its ``search`` method.
+
+    :returns: zero or more ``ikigai_tools_web.search.SearchBackend`` objects, each with a
+        unique ``name``. (Typed ``object``: the core does not import the web tools; the
+        tool checks each one and reports anything else.)
+    """

@@ -14,7 +14,7 @@ from ikigai_core import DirectorySource, hookimpl
 if TYPE_CHECKING:
     from ikigai_core import CallContext, CallDecision, ProcessSpec, ToolCallRequest
 
-WEB_SCRIPTS = ("web_fetch-tool",)
+WEB_SCRIPTS = ("web_fetch-tool", "web_search-tool")
 """The tools this distribution installs (console scripts)."""
 WEB_TOOLS = tuple(script.removesuffix("-tool") for script in WEB_SCRIPTS)
 PRECEDENCE = 0
@@ -65,6 +65,15 @@ def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
 
     spec.env[ENV_NAME] = json.dumps(check(context.settings.web, context.environ))
     spec.env["IKIGAI_WEB_CACHE"] = str(Path(context.home) / "web-cache.db")
+
+
+@hookimpl
+def ikigai_search_backends() -> list[object]:
+    """Brave, Tavily, Google Programmable Search, SearXNG and DuckDuckGo (called by the
+    ``web_search`` tool process only)."""
+    from ikigai_tools_web.search.builtin import backends
+
+    return list(backends())
 
 
 @hookimpl

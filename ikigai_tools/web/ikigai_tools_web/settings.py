@@ -19,6 +19,8 @@ DEFAULTS: dict[str, Any] = {
     "robots_ignore": [],
     "cache_max_bytes": 100 * 1024 * 1024,
     "cache_ttl": 900.0,
+    "search_backends": [],
+    "searxng_url": "",
 }
 """Every key of the ``web`` object and its default (docs/web.md explains each)."""
 
