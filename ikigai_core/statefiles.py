@@ -1,4 +1,5 @@
-"""Where ``$IKIGAI_HOME`` is, and the files ikigai keeps there: user-only, written atomically."""
+"""Where ``$IKIGAI_HOME`` is, and the files ikigai keeps there: read only when no one else
+could have written them (ssh's rule) and at most 4 MiB; written user-only and atomically."""
 
 from __future__ import annotations
 
