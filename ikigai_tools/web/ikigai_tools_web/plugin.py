@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ikigai_core import DirectorySource, hookimpl
 
 if TYPE_CHECKING:
-    from ikigai_core import CallContext, CallDecision, ProcessSpec, ToolCallRequest
+    from ikigai_core import CallContext, CallDecision, CallRecord, ProcessSpec, ToolCallRequest
 
 WEB_SCRIPTS = ("web_fetch-tool", "web_search-tool")
 """The tools this distribution installs (console scripts)."""
@@ -41,17 +41,29 @@ def ikigai_tool_sources() -> list[DirectorySource]:
 
 @hookimpl
 def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
-    """Refuse a web tool call at its start when the ``web`` settings are wrong."""
+    """Refuse a web tool call at its start when the ``web`` settings are wrong, or
+    when the tool has spent its ``web.max_uses`` in this conversation."""
     if request.tool.name not in WEB_TOOLS:
         return None
     from ikigai_core import CallDecision
     from ikigai_tools_web.settings import WebSettingsError, check
 
     try:
-        check(request.context.settings.web, request.context.environ)
+        settings = check(request.context.settings.web, request.context.environ)
     except WebSettingsError as exc:
         return CallDecision.deny(str(exc))
-    return None
+    from ikigai_tools_web.budget import over_budget
+
+    return over_budget(request, settings["max_uses"])
+
+
+@hookimpl
+def ikigai_after_tool_call(record: CallRecord) -> None:
+    """Count a web tool's use towards ``web.max_uses``."""
+    if record.name in WEB_TOOLS:
+        from ikigai_tools_web.budget import spend
+
+        spend(record)
 
 
 @hookimpl

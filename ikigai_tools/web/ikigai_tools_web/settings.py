@@ -21,6 +21,7 @@ DEFAULTS: dict[str, Any] = {
     "cache_ttl": 900.0,
     "search_backends": [],
     "searxng_url": "",
+    "max_uses": 50,
 }
 """Every key of the ``web`` object and its default (docs/web.md explains each)."""
 
