@@ -92,6 +92,13 @@ def ignored(rel: str, is_dir: bool, active: Active) -> bool:
     return bool(result)
 
 
+def _repository(dot_git: str) -> bool:
+    """Whether ``dot_git`` makes its directory a repository's top, as git decides: a
+    ``.git`` file (a worktree's or submodule's link), or a directory holding ``HEAD``; an
+    empty ``.git`` (the sandbox's placeholder) is none, and git looks further up."""
+    return os.path.isfile(dot_git) or os.path.isfile(os.path.join(dot_git, "HEAD"))
+
+
 def ancestors(root: str) -> Active:
     """The rules of the ``.gitignore`` files above ``root`` up to its repository's top.
 
@@ -100,7 +107,7 @@ def ancestors(root: str) -> Active:
     found: Active = []
     here = os.path.abspath(root)
     up = ""
-    while not os.path.exists(os.path.join(here, ".git")):
+    while not _repository(os.path.join(here, ".git")):
         parent = os.path.dirname(here)
         if parent == here:
             return []

@@ -213,6 +213,17 @@ def test_gitignore_of_the_repository_above_path_applies(run_tool, tmp_path):
     assert lines(grep(run_tool, tmp_path, "needle", path="src")) == ["src/main.c:1: needle"]
 
 
+def test_an_empty_dot_git_is_no_repository_top(run_tool, tmp_path):
+    """The sandbox's placeholder (an empty ``.git``) in a subfolder: the repository's rules
+    above it still apply, as git itself looks further up."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(tmp_path, ".gitignore", "/src/generated/\n")
+    (tmp_path / "src" / ".git").mkdir(parents=True)
+    write(tmp_path, "src/generated/g.c", "needle\n")
+    write(tmp_path, "src/main.c", "needle\n")
+    assert lines(grep(run_tool, tmp_path, "needle", path="src")) == ["src/main.c:1: needle"]
+
+
 @pytest.mark.parametrize(
     "pattern, expected",
     [

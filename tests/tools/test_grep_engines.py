@@ -74,6 +74,7 @@ def corpus(tmp_path_factory):
     """The corpus tree, with symlinks and a FIFO; its ``.gitignore`` rules apply (git repo)."""
     root = tmp_path_factory.mktemp("corpus")
     (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # what makes it git's
     for name, data in FILES.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
