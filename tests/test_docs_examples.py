@@ -28,6 +28,7 @@ EXAMPLES = {
     "envelope": "def ikigai_wrap_result",
     "steering": "def ikigai_before_tool_call",
     "skills": "def ikigai_skill_sources",
+    "search backend": "class Kagi(SearchBackend)",  # run in tests/test_search_plugin.py
 }
 """Each example, by a line only it holds."""
 

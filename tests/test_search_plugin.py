@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fakeserver import json_reply
+
 pytest.importorskip("ikigai_tools_web")
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
@@ -63,3 +65,35 @@ def test_a_blocked_plugin_gives_no_backend(site, tmp_path, isolated_home):
     answer = search(tmp_path, isolated_home, IKIGAI_DISABLE_PLUGINS="acme_search")
     assert answer["error_code"] == "no_search_backend"
     assert "names no backend 'acme'" in answer["error"]
+
+
+KAGI = {
+    # https://help.kagi.com/kagi/api/search.html (meta; data[]: t 0 a result with rank, url,
+    # title, snippet, published; t 1 related searches).
+    "meta": {"id": "m1", "node": "us-east", "ms": 120, "api_balance": 9.9},
+    "data": [
+        {"t": 0, "rank": 1, "url": "https://kagi.example/a", "title": "A <b>page</b>",
+         "snippet": "Found it.", "published": "2026-03-01T00:00:00Z"},
+        {"t": 1, "list": ["related one", "related two"]},
+    ],
+}
+
+
+def test_the_docs_backend_example_searches_and_refuses_a_bad_reply(fake_server):
+    import httpx
+    from ikigai_tools_web.search import BackendError, Query
+
+    from tests.test_docs_examples import example
+
+    kagi = example("search backend").ikigai_search_backends()[0]
+    environ = {"KAGI_API_KEY": "k", "IKIGAI_SEARCH_KAGI_URL": fake_server.url + "/search"}
+    fake_server.check = None
+    fake_server.push(json_reply(KAGI), json_reply({"meta": {}}))
+    with httpx.Client(timeout=10) as http:
+        assert kagi.search(Query("pages"), http, environ) == [
+            {"title": "A page", "url": "https://kagi.example/a", "snippet": "Found it.",
+             "published": "2026-03-01T00:00:00Z"}]
+        with pytest.raises(BackendError, match="kagi: the reply has no data"):
+            kagi.search(Query("pages"), http, environ)
+    assert fake_server.requests[0].headers["authorization"] == "Bot k"
+    assert fake_server.requests[0].query["q"] == ["pages"]
