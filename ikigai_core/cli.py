@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import os
 import sys
 from typing import Any, NoReturn
 
@@ -153,44 +151,17 @@ def cli(ctx: click.Context) -> None:
         ctx.invoke(load_command("chat"))
 
 
-def help_width() -> int:
-    """The width click gives help and usage (``$COLUMNS``, else the terminal's, else 80;
-    then at most 78 and at least 50), found without ``shutil``: click imports it for this
-    alone, and it imports the compression modules, 3 % of an ``ikigai --help``."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        stdout = sys.__stdout__
-        try:
-            columns = os.get_terminal_size(stdout.fileno()).columns if stdout else 0
-        except (ValueError, OSError):  # closed, or not a terminal
-            columns = 0
-    return max(min(columns or 80, 80) - 2, 50)
-
-
 def _terminate(signum: int, frame: Any) -> NoReturn:
     """SIGTERM unwinds like Ctrl-C, so running tools' process groups are killed."""
     raise SystemExit(128 + signum)
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: expected errors are one line on stderr, never a traceback."""
-    # What is imported by now lives until exit: move it out of the collector's sight, so the
-    # collections a start-up's imports trigger look only at what came after (a warm
-    # `ikigai tool list` runs 7 % fewer instructions). The `ikigai` script turns the collector
-    # off while these modules load; it is on from here.
-    gc.freeze()
-    gc.enable()
-    # `signal`'s own module builds its enums at import, 2 ms of a 45 ms start-up; its C core
-    # sets the same handler. Commands that run tools import `signal` anyway, later.
-    import _signal
-
-    _signal.signal(_signal.SIGTERM, _terminate)
+    """Run one ``ikigai`` command line: expected errors are one line on stderr, never a
+    traceback. Changes no process-wide state (the collector, signal handlers): tests and
+    programs embedding ikigai call it; :func:`run` is the program's own entry."""
     try:
-        cli.main(args=argv, prog_name="ikigai", standalone_mode=False,
-                 terminal_width=help_width())
+        cli.main(args=argv, prog_name="ikigai", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("ikigai: interrupted", err=True)
         sys.exit(130)
@@ -202,5 +173,16 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(130)
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The ``ikigai`` program (``bin/ikigai``, ``python -m ikigai_core.cli``): SIGTERM
+    unwinds like Ctrl-C, so running tools' process groups are killed; then :func:`main`."""
+    # `signal`'s own module builds its enums at import, 2 ms of a 45 ms start-up; its C core
+    # sets the same handler. Commands that run tools import `signal` anyway, later.
+    import _signal
+
+    _signal.signal(_signal.SIGTERM, _terminate)
     main()
+
+
+if __name__ == "__main__":
+    run()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import types
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,8 @@ from ikigai_core.hookcall import one_line
 from ikigai_core.notices import Notices
 
 ENTRY_POINT_GROUP = "ikigai"
+HOOK_PREFIX = "ikigai_"
+"""What every hook's name, and every implementation's, starts with."""
 
 DEFAULT_PLUGINS = (
     "ikigai_tools_builtin.builtin",  # the six installed *-tool scripts ("system")
@@ -34,19 +35,14 @@ ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)
 
 
 class PluginManager(pluggy.PluginManager):
-    """pluggy's manager, quicker to register a module: a module's attribute that is not a
-    function holds no hook, so it is passed over without :func:`inspect.getattr_static`,
-    which pluggy runs on every name a plugin module has (most of a start-up's plugin
-    registration time)."""
+    """pluggy's manager with pytest's rule: only a name starting ``ikigai_`` can hold a hook
+    (give a renamed implementation's ``specname`` a name with that prefix too). pluggy then
+    inspects the few hook names of a plugin, not every name a plugin module has (most of
+    a start-up's plugin registration time)."""
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        if isinstance(plugin, types.ModuleType):
-            value = plugin.__dict__.get(name)
-            if isinstance(value, types.FunctionType):
-                opts = getattr(value, f"{self.project_name}_impl", None)
-                return opts if isinstance(opts, dict) else None
-            if not isinstance(value, (staticmethod, classmethod, types.MethodType)):
-                return None
+        if not name.startswith(HOOK_PREFIX):
+            return None
         return super().parse_hookimpl_opts(plugin, name)
 
 
@@ -128,10 +124,10 @@ def load_entry_point_plugins(
 def _unknown_hooks(pm: pluggy.PluginManager, name: str) -> str | None:
     """Describe the first hook ``name`` implements that no hookspec defines, if any."""
     for hook in pm.get_hookcallers(pm.get_plugin(name)) or ():
-        if hook.spec is None and hook.name.startswith("ikigai_"):
+        if hook.spec is None and hook.name.startswith(HOOK_PREFIX):
             import difflib  # lazy: only a broken plugin needs a suggestion
 
-            known = [h for h in dir(hookspecs) if h.startswith("ikigai_")]
+            known = [h for h in dir(hookspecs) if h.startswith(HOOK_PREFIX)]
             guess = difflib.get_close_matches(hook.name, known, n=1)
             hint = f" (did you mean '{guess[0]}'?)" if guess else ""
             return f"unknown hook '{hook.name}'{hint}"

@@ -38,8 +38,8 @@ HTTPX_CLI = "httpx._main"
 """httpx's command line, which ``httpx/__init__`` imports whenever rich, click and pygments
 are installed (20-45 ms of CPU, 14-19 % of an ``ask`` on a pipe; encode/httpx#3547). ikigai
 never runs it: a ``None`` in ``sys.modules`` makes that import fail, and httpx falls back to
-its own stub ``main``. Set when this module is imported; an httpx already imported keeps its."""
-sys.modules.setdefault(HTTPX_CLI, None)  # type: ignore[arg-type]  # None: "not importable"
+its own stub ``main``. Set only while `_import_httpx` imports httpx; an httpx already
+imported keeps its."""
 
 CONNECT_TIMEOUT = 10.0
 """Seconds to wait for a connection."""
@@ -92,8 +92,20 @@ def redact(text: str, secret: str) -> str:
     return re.sub(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9])", REDACTED, text)
 
 
+def _import_httpx() -> None:
+    """Import httpx without its command line (:data:`HTTPX_CLI`); the ``None`` is gone from
+    ``sys.modules`` afterwards, so nothing else in the process sees it."""
+    if "httpx" not in sys.modules and HTTPX_CLI not in sys.modules:
+        sys.modules[HTTPX_CLI] = None  # type: ignore[assignment]  # None: "not importable"
+        try:
+            import httpx  # noqa: F401
+        finally:
+            del sys.modules[HTTPX_CLI]
+
+
 def http_timeout(environ: Mapping[str, str]) -> httpx.Timeout:
     """Connect 10 s and read 120 s, or both ``$IKIGAI_HTTP_TIMEOUT`` seconds when set."""
+    _import_httpx()
     import httpx
 
     raw = environ.get(TIMEOUT_ENV, "").strip()
@@ -170,6 +182,7 @@ def send_turn(
     ``timeout`` defaults to :func:`http_timeout`. Every failure is a :class:`ProviderError`
     whose one-line message never holds the API key.
     """
+    _import_httpx()
     import httpx
 
     key_env = key_variable(provider, environ)
