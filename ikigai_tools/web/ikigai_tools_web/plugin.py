@@ -68,7 +68,13 @@ def ikigai_after_tool_call(record: CallRecord) -> None:
 
 @hookimpl
 def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
-    """Hand a web tool its checked settings and the cache file under ``$IKIGAI_HOME``."""
+    """Hand a web tool its checked settings and the cache file under ``$IKIGAI_HOME``;
+    keep the built-in search backends' keys from every process but web_search's."""
+    if spec.tool != "web_search":
+        from ikigai_tools_web.search.builtin import key_variables
+
+        for name in key_variables():
+            spec.env.pop(name, None)
     if spec.tool not in WEB_TOOLS or spec.purpose != "call":
         return
     import json

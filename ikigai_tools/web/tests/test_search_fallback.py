@@ -97,3 +97,18 @@ def test_with_nothing_set_up_ikigai_lists_the_tool_and_it_says_how_to_set_one_up
                    "IKIGAI_SEARCH_SEARXNG_URL", "web.searxng_url", "search_backends",
                    "docs/web.md"):
         assert needed in message
+
+
+def test_a_search_key_reaches_web_search_and_no_other_tool(site, isolated_home):
+    site.routes[PATHS["brave"]] = json_reply(BRAVE)
+    env = clean_env(IKIGAI_HOME=str(isolated_home), **endpoints(site.url, "brave"),
+                    TAVILY_API_KEY="tvly-secret-key")
+    shown = subprocess.run(
+        [IKIGAI, "tool", "run", "bash",
+         '{"command": "echo ${BRAVE_API_KEY:-unset} ${TAVILY_API_KEY:-unset}"}'],
+        capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert json.loads(shown.stdout)["result"]["output"].split() == ["unset", "unset"]
+    done = subprocess.run([IKIGAI, "tool", "run", "web_search", '{"query": "pluggy"}'],
+                          capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert json.loads(done.stdout)["result"]["backend"] == "brave"
+    assert site.requests[0].headers["x-subscription-token"] == "brave-key"

@@ -14,3 +14,8 @@ from ikigai_tools_web.search.tavily import Tavily
 def backends() -> list[SearchBackend]:
     """One of each built-in backend."""
     return [Brave(), Tavily(), Google(), SearXNG(), DuckDuckGo()]
+
+
+def key_variables() -> set[str]:
+    """The variables the built-in backends need (keys and IDs): only web_search gets them."""
+    return {name for backend in backends() for name in backend.variables}
