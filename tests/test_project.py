@@ -104,7 +104,7 @@ def test_a_subdirectory_uses_the_project_and_says_which(project):
     sub = project / "sub"
     before = ikigai("tool", "list", "--verbose", cwd=sub)
     assert before.stdout.splitlines()[0] == (
-        f"Project: {project} (not trusted: its tools are not loaded)")
+        f"Project: {project} (not trusted: its tools and AGENTS.md are not loaded)")
     assert f"run `ikigai trust {project}`" in before.stderr
     trusted = ikigai("trust", cwd=sub)  # the default is the project, not the subdirectory
     assert trusted.stdout == f"Trusted {project}: its .ikigai/tools will be loaded.\n"
@@ -118,7 +118,7 @@ def test_a_subdirectory_uses_the_project_and_says_which(project):
 
 def test_outside_every_project_there_is_none(tmp_path):
     listed = ikigai("tool", "list", "--verbose", cwd=tmp_path)
-    assert listed.stdout.splitlines()[0].startswith("Project: none (no .ikigai/ in this ")
+    assert listed.stdout.splitlines()[0].startswith("Project: none (no .ikigai/ nor AGENTS.md in this ")
 
 
 def test_the_chat_banner_names_the_project(project):
@@ -149,7 +149,7 @@ def test_agents_md_marks_the_project_and_trust_sends_it(agents_project):
     untrusted, its AGENTS.md is not sent and one line says how to send it."""
     sub = agents_project / "sub"
     listed = ikigai("tool", "list", "--verbose", cwd=sub).stdout.splitlines()
-    assert listed[0] == f"Project: {agents_project} (not trusted: its tools are not loaded)"
+    assert listed[0] == f"Project: {agents_project} (not trusted: its tools and AGENTS.md are not loaded)"
     untrusted = ikigai("request", "--provider", "openai", "hi", cwd=sub)
     assert untrusted.stderr == (
         f"ikigai: AGENTS.md of {agents_project} not sent to the model: project directory "

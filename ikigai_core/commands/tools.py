@@ -51,9 +51,11 @@ def project_state(app: App) -> str:
     from ikigai_core.trust import TrustStore
 
     if app.project is None:
-        return "none (no .ikigai/ in this directory or above it, below the home directory)"
+        return ("none (no .ikigai/ nor AGENTS.md in this directory or above it, below the home "
+                "directory)")
     trusted = TrustStore(app.home).is_trusted(app.project)
-    return f"{app.project} ({'trusted' if trusted else 'not trusted: its tools are not loaded'})"
+    state = "trusted" if trusted else "not trusted: its tools and AGENTS.md are not loaded"
+    return f"{app.project} ({state})"
 
 
 def summary(description: str) -> str:
