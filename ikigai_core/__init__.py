@@ -2,9 +2,12 @@
 
 Everything a plugin author needs is importable from here and listed in ``__all__``
 (docs/plugins.md, "Public names", says what each is for): the ``hookimpl`` marker,
-the tool-source types and :class:`DirectorySource`, the lifecycle types, the outcome,
-the settings, the :class:`Provider` base class with the conversation types and the
-wire helpers a provider's parser uses, and the errors.
+the tool-source types and :class:`DirectorySource`, the skill-source types and
+:class:`SkillDirectory`, the lifecycle types, the outcome, the settings, the
+:class:`Provider` base class with the conversation types and the wire helpers a
+provider's parser uses, and the errors. Each name is spelled three times (the
+``TYPE_CHECKING`` imports, :data:`_LAZY`, ``__all__``); tests/test_public_names.py
+checks them against each other.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.provider_hook import provider_hook
     from ikigai_core.providers import Provider, ProviderRequest, ToolFit
+    from ikigai_core.skills import Skill, SkillDirectory, SkillScan, SkillSource, SkippedSkill
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
     from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
@@ -65,6 +69,8 @@ _LAZY = {
     "ToolOutcome": "ikigai_core.outcome",
     "provider_hook": "ikigai_core.provider_hook",
     **dict.fromkeys(("Provider", "ProviderRequest", "ToolFit"), "ikigai_core.providers"),
+    **dict.fromkeys(("Skill", "SkillDirectory", "SkillScan", "SkillSource", "SkippedSkill"),
+                    "ikigai_core.skills"),
     "ServerSentEvent": "ikigai_core.sse",
     "read_cache": "ikigai_core.statefiles",
     **dict.fromkeys(("SkippedTool", "Tool", "ToolCandidate", "ToolScan", "ToolSource"),
@@ -111,6 +117,11 @@ __all__ = [
     "ProviderRequest",
     "ServerSentEvent",
     "Settings",
+    "Skill",
+    "SkillDirectory",
+    "SkillScan",
+    "SkillSource",
+    "SkippedSkill",
     "SkippedTool",
     "TextDelta",
     "Tool",
