@@ -17,7 +17,7 @@ from typing import Any
 from ikigai_core import read_cache
 from ikigai_core.statefiles import write_private_json
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: errors cached by 2 may hold a ${VAR}'s value (issue 21 item 2)
 _lock = threading.Lock()
 
 
@@ -52,5 +52,5 @@ class ListingCache:
         with _lock:
             servers = read_cache(self.path, CACHE_VERSION, "servers")
             servers[_digest(key)] = dict(entry)
+            self._servers = servers  # this process sees it even if the disk is full
             write_private_json(self.path, {"version": CACHE_VERSION, "servers": servers})
-            self._servers = servers

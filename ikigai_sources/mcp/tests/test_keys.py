@@ -201,3 +201,18 @@ def test_no_output_prints_a_key_a_user_server_expands(keyed_env, isolated_home, 
     assert asked.stdout == "Done.\n"
     assert "skipped mcp:web" in asked.stderr and "${OPENAI_API_KEY}" in asked.stderr
     assert listener.requests  # the key went where the user's own file sent it, on purpose
+
+
+def test_an_error_cached_by_an_older_version_is_listed_again(keyed_env, isolated_home,
+                                                            tmp_path):
+    """Errors cached before item 2 may hold an expanded key: that cache is not read."""
+    (isolated_home / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "gone": {"command": "/nonexistent/${GOOGLE_API_KEY}"}}}))
+    ikigai(tmp_path, keyed_env, "mcp", "list")
+    cache = isolated_home / "cache" / "mcp-tools.json"
+    data = json.loads(cache.read_text())
+    for entry in data["servers"].values():
+        entry["error"] = f"failed: /nonexistent/{MARKERS['GOOGLE_API_KEY']}"
+    cache.write_text(json.dumps({**data, "version": 2}))
+    listed = ikigai(tmp_path, keyed_env, "mcp", "list")
+    assert "/nonexistent/${GOOGLE_API_KEY}" in listed.stdout
