@@ -92,7 +92,7 @@ def test_the_docs_backend_example_searches_and_refuses_a_bad_reply(fake_server):
     with httpx.Client(timeout=10) as http:
         assert kagi.search(Query("pages"), http, environ) == [
             {"title": "A page", "url": "https://kagi.example/a", "snippet": "Found it.",
-             "published": "2026-03-01T00:00:00Z"}]
+             "published": "2026-03-01T00:00:00+00:00"}]
         with pytest.raises(BackendError, match="kagi: the reply has no data"):
             kagi.search(Query("pages"), http, environ)
     assert fake_server.requests[0].headers["authorization"] == "Bot k"

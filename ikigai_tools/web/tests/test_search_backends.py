@@ -3,6 +3,8 @@ server replaying that API's documented reply (tests/search_replies.py names each
 
 from __future__ import annotations
 
+import json
+
 from tests.support.fakeserver import json_reply
 
 from .search_replies import (
@@ -52,7 +54,7 @@ def test_tavily_posts_its_own_domain_and_time_parameters(site):
                          "blocked_domains": ["blocked.example"]},
                         env=endpoints(site.url, "tavily"))
     assert [r["url"] for r in answer["results"]] == ["https://tavily.example/one"]
-    assert answer["results"][0]["published"] == "Sun, 01 Mar 2026 10:00:00 GMT"
+    assert answer["results"][0]["published"] == "2026-03-01T10:00:00+00:00"  # RFC 2822 in
     request = only(site, "tavily")
     assert request.method == "POST" and request.headers["authorization"] == "Bearer tvly-key"
     assert request.json["query"] == "pluggy hooks" and request.json["max_results"] == 5
@@ -85,7 +87,7 @@ def test_google_caps_num_at_ten_and_reads_the_published_meta_tag(site):
     answer = run_search({"query": "pluggy", "max_results": 20, "freshness": "year"},
                         env=endpoints(site.url, "google"))
     one, two = answer["results"]
-    assert one["published"] == "2026-03-01T10:00:00Z" and one["backend"] == "google"
+    assert one["published"] == "2026-03-01T10:00:00+00:00" and one["backend"] == "google"
     assert two["published"] is None and two["snippet"] == "The second."
     request = only(site, "google")
     assert request.query["key"] == ["g-key"] and request.query["cx"] == ["g-cx"]
@@ -124,3 +126,14 @@ def test_duckduckgo_rate_limited_is_named_so(site):
                         web={"search_backends": ["duckduckgo"]})
     assert answer == {"error": "no search backend answered: duckduckgo: rate limited (HTTP 202)",
                       "error_code": "search_failed"}
+
+
+def test_an_answer_over_the_output_budget_leaves_results_out_and_says_how_many(site):
+    site.routes[PATHS["searxng"] + "/search"] = json_reply(SEARXNG)
+    budget = 1500
+    env = {**endpoints(site.url, "searxng"), "IKIGAI_MAX_OUTPUT_BYTES": str(budget)}
+    answer = run_search({"query": "many", "max_results": 20}, env=env)
+    kept = len(answer["results"])
+    assert 0 < kept < 20 and answer["omitted"] == 20 - kept
+    assert len(json.dumps(answer, ensure_ascii=False).encode()) + 1 <= budget
+    assert [r["rank"] for r in answer["results"]] == list(range(1, kept + 1))

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 SNIPPET_CHARS = 500
 """A snippet is cut to this many characters: twenty results stay well inside the output
 limit, and a page's text is web_fetch's job."""
+TITLE_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,28 @@ def _reason(status: int) -> str:
 
 def result(title: Any, url: Any, snippet: Any, published: Any = None) -> dict[str, Any]:
     """One result in the common shape: title and snippet as plain text (some APIs mark the
-    query's words with ``<strong>``), the snippet cut; no date is ``None``."""
-    return {"title": plain(title), "url": str(url or ""),
-            "snippet": plain(snippet)[:SNIPPET_CHARS],
-            "published": str(published) if published else None}
+    query's words with ``<strong>``) and cut, the date in ISO 8601 (``None`` when there is
+    none, or it is no date: Brave's "3 days ago")."""
+    return {"title": plain(title)[:TITLE_CHARS], "url": str(url or ""),
+            "snippet": plain(snippet)[:SNIPPET_CHARS], "published": iso_date(published)}
+
+
+def iso_date(value: Any) -> str | None:
+    """``value`` (ISO 8601, or the RFC 2822 dates of HTTP and RSS) in ISO 8601, or ``None``."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    from datetime import datetime
+    from email.utils import parsedate_to_datetime
+
+    text = value.strip()
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(text).isoformat()
+    except (TypeError, ValueError):
+        return None
 
 
 def plain(value: Any) -> str:

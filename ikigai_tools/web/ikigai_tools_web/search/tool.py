@@ -79,7 +79,29 @@ def handle(args: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any
         del answer["failed"]
     if notes:
         answer["notes"] = notes
+    return fitted(answer, output_budget(environ))
+
+
+def fitted(answer: dict[str, Any], budget: int) -> dict[str, Any]:
+    """``answer`` with its last results left out until its JSON fits ``budget`` bytes;
+    ``omitted`` says how many were (never a silent cut)."""
+    results = answer["results"]
+    kept = len(results)
+    while kept and len(dump(answer)) > budget:
+        kept -= 1
+        answer = {**answer, "results": results[:kept], "omitted": len(results) - kept}
     return answer
+
+
+def output_budget(environ: Mapping[str, str]) -> int:
+    """The bytes ikigai lets the answer have (``IKIGAI_MAX_OUTPUT_BYTES``, else 64 KiB)."""
+    value = environ.get("IKIGAI_MAX_OUTPUT_BYTES", "")
+    return int(value) if value.isdigit() else 64 * 1024
+
+
+def dump(answer: Mapping[str, Any]) -> bytes:
+    """The answer as the tool writes it."""
+    return json.dumps(answer, ensure_ascii=False).encode() + b"\n"
 
 
 def with_settings(environ: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, str]:
@@ -179,5 +201,5 @@ def main() -> None:
         result = handle(_arguments(sys.stdin.buffer.read()), os.environ)
     except ToolError as exc:
         result = {"error": str(exc), "error_code": exc.code}
-    sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    sys.stdout.buffer.write(dump(result))
     sys.stdout.flush()
