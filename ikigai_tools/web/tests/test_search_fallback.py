@@ -112,3 +112,17 @@ def test_a_search_key_reaches_web_search_and_no_other_tool(site, isolated_home):
                           capture_output=True, text=True, env=env, timeout=60, check=True)
     assert json.loads(done.stdout)["result"]["backend"] == "brave"
     assert site.requests[0].headers["x-subscription-token"] == "brave-key"
+
+
+def test_a_misspelt_or_wrong_search_setting_stops_the_call_with_its_fix(site, isolated_home):
+    env = clean_env(IKIGAI_HOME=str(isolated_home), **endpoints(site.url, "brave"))
+    for web, message in (
+            ({"search_backend": ["brave"]},
+             "unknown key 'web.search_backend' (did you mean 'search_backends'?)"),
+            ({"max_uses": 0}, "'web.max_uses' must be a positive int, got 0"),
+            ({"searxng_url": 8080}, "'web.searxng_url' must be a string, got 8080")):
+        (isolated_home / "config.json").write_text(json.dumps({"web": web}))
+        done = subprocess.run([IKIGAI, "tool", "run", "web_search", '{"query": "q"}'],
+                              capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 1 and message in json.loads(done.stdout)["error"]
+    assert site.requests == []
