@@ -7,15 +7,16 @@ The plugin hands the checked result to the tool process as ``IKIGAI_WEB_SETTINGS
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # kept off a cache hit's path (docs/web.md)
+    from collections.abc import Mapping
+    from typing import Any
 
 DEFAULTS: dict[str, Any] = {
     "allow_private": [],
     "connect_timeout": 10.0,
     "timeout": 30.0,
-    "max_bytes": 10 * 1024 * 1024,
+    "max_bytes": 4 * 1024 * 1024,
     "robots_ignore": [],
     "cache_max_bytes": 100 * 1024 * 1024,
     "cache_ttl": 900.0,
@@ -45,6 +46,8 @@ def check(given: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any
     values = dict(DEFAULTS)
     for key, value in given.items():
         if key not in DEFAULTS:
+            import difflib
+
             close = difflib.get_close_matches(key, DEFAULTS, n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(DEFAULTS)}"
             raise WebSettingsError(f"config.json: unknown key 'web.{key}' ({hint}); fix or "

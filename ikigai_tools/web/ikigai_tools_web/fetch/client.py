@@ -54,7 +54,7 @@ class Limits:
 
     connect: float = 10.0
     total: float = 30.0
-    max_bytes: int = 10 * 1024 * 1024
+    max_bytes: int = 4 * 1024 * 1024
 
 
 def fetch(url: str, *, allowed: Iterable[str] = (), limits: Limits = Limits(),
@@ -121,15 +121,15 @@ def _read(response: httpx.Response, fetched: Fetched, limits: Limits, deadline: 
         decoder = Decoder(response.headers.get("content-encoding", ""), limits.max_bytes)
     except UnsupportedEncoding as exc:
         raise FetchError(f"{fetched.final_url}: {exc}", "unsupported_encoding") from exc
-    body = bytearray()
+    parts = []
     for chunk in response.iter_raw():
-        body += decoder.feed(chunk)
+        parts.append(decoder.feed(chunk))
         if decoder.full:
             fetched.capped = True
             break
         if time.monotonic() > deadline:
             raise httpx.ReadTimeout("the whole fetch took longer than web.timeout")
-    fetched.body = bytes(body)
+    fetched.body = b"".join(parts)
 
 
 def _wanted(fetched: Fetched, wanted: Iterable[str]) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 NEAR_EMPTY = 200
 """Characters below which an extraction of a bigger page is called near-empty."""
@@ -13,8 +14,12 @@ NEAR_EMPTY = 200
 _PRE = re.compile(r"<pre[\s>]", re.IGNORECASE)
 _HEADING = re.compile(r"<h[1-6][\s>]", re.IGNORECASE)
 _FENCE = re.compile(r"^```", re.MULTILINE)
+_BACKTICKS = re.compile(r"`{3,}")
 _MD_HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HEADING_BLOCK = re.compile(r"(<h[1-6][^>]*>)(.*?)(</h[1-6]>)", re.IGNORECASE | re.DOTALL)
+_SELF_LINK = re.compile(r"<a\s[^>]*href=[\"']#[^>]*>(.*?)</a>", re.IGNORECASE | re.DOTALL)
+_PERMALINK = re.compile(r"^\s*(¶|#|§|\uf0c1|🔗)?\s*$")
 _BOILERPLATE = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form",
                 "svg", "iframe", "button")
 
@@ -32,6 +37,7 @@ def html_to_markdown(html: str, url: str) -> Extracted:
     """The main content of ``html`` as markdown (headings, links, lists, tables, code)."""
     import trafilatura
 
+    html = _HEADING_BLOCK.sub(_plain_heading, html)
     main = trafilatura.extract(html, url=url, output_format="markdown", include_links=True,
                                include_tables=True, include_formatting=True,
                                include_images=False, favor_recall=True) or ""
@@ -40,6 +46,14 @@ def html_to_markdown(html: str, url: str) -> Extracted:
     title = _title(html)
     near_empty = len(main.strip()) < NEAR_EMPTY and len(html) > 4 * NEAR_EMPTY
     return Extracted(title, main.strip() + "\n" if main.strip() else "", near_empty)
+
+
+def _plain_heading(match: re.Match[str]) -> str:
+    """A heading without its links to the page itself: Sphinx's ``¶`` permalinks go, and a
+    back-link to the table of contents keeps only its text."""
+    inner = _SELF_LINK.sub(lambda a: "" if _PERMALINK.match(a.group(1)) else a.group(1),
+                           match.group(2))
+    return match.group(1) + inner + match.group(3)
 
 
 def _lost_structure(html: str, markdown: str) -> bool:
@@ -54,7 +68,6 @@ def _whole_page(html: str, url: str) -> str:
     """The page's ``main`` (or ``article``, or ``body``) by markdownify, without the
     navigation, header, footer, scripts and forms."""
     from bs4 import BeautifulSoup
-    from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(_BOILERPLATE):
@@ -64,10 +77,30 @@ def _whole_page(html: str, url: str) -> str:
         tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.find(attrs={"role": "main"}) \
         or soup.body or soup
-    converter = MarkdownConverter(heading_style="ATX", code_language_callback=_language,
-                                  strip=["img"])
+    converter = _converter_class()(heading_style="ATX", code_language_callback=_language,
+                           strip=["img"])
     text = converter.convert_soup(root)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _converter_class() -> type:
+    from markdownify import MarkdownConverter
+
+    class Converter(MarkdownConverter):  # type: ignore[misc]
+        """markdownify with a fence longer than any run of backticks in the code, so a
+        block showing markdown (```) stays one block."""
+
+        def convert_pre(self, el: Any, text: str, parent_tags: Any) -> str:
+            block = str(super().convert_pre(el, text, parent_tags))
+            longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+            if longest < 3:
+                return block
+            fence = "`" * (longest + 1)
+            head, _, rest = block.strip("\n").partition("\n")
+            body = rest.rsplit("\n", 1)[0]
+            return f"\n\n{fence}{head[3:]}\n{body}\n{fence}\n\n"
+
+    return Converter
 
 
 def _language(element: object) -> str | None:

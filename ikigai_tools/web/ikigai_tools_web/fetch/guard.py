@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import socket
-from collections.abc import Iterable
-from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # a cache hit checks an address with this module: kept light
+    from collections.abc import Iterable
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -38,15 +39,18 @@ class Refused(Exception):
     """The URL may not be fetched; the message says why and what setting allows it."""
 
 
-@dataclass(frozen=True)
 class Target:
     """A checked URL: where to connect, and what to call the host in Host and SNI."""
 
-    url: str
-    scheme: str
-    host: str
-    port: int
-    address: IPAddress
+    __slots__ = ("url", "scheme", "host", "port", "address")
+
+    def __init__(self, url: str, scheme: str, host: str, port: int,
+                 address: IPAddress) -> None:
+        self.url = url
+        self.scheme = scheme
+        self.host = host
+        self.port = port
+        self.address = address
 
 
 def check_url(url: str, allowed: Iterable[str] = ()) -> Target:
@@ -111,6 +115,8 @@ def _port(parts: SplitResult) -> int:
 
 
 def _resolve(host: str, port: int) -> list[IPAddress]:
+    import socket
+
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:

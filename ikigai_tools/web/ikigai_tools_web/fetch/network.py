@@ -12,6 +12,7 @@ from ikigai_tools_web.fetch import robots
 from ikigai_tools_web.fetch.cache import Cache, Entry
 from ikigai_tools_web.fetch.client import Fetched, FetchError, Limits, Refused, fetch
 from ikigai_tools_web.fetch.extract import html_to_markdown
+from ikigai_tools_web.fetch.guard import refused
 from ikigai_tools_web.fetch.tool import HTML_TYPES, TEXT_TYPES, ToolError
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
@@ -37,7 +38,8 @@ def fetch_page(url: str, settings: dict[str, Any], cache: Cache,
     page = build_page(fetched, now)
     if fetched.status == 200 and "no-store" not in fetched.headers.get("cache-control", ""):
         cache.put(url, Entry(page, now, str(fetched.address), fetched.host,
-                             fetched.headers.get("etag"), fetched.headers.get("last-modified")))
+                             refused(fetched.address), fetched.headers.get("etag"),
+                             fetched.headers.get("last-modified")))
     return page
 
 
