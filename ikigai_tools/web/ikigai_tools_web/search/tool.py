@@ -52,8 +52,6 @@ class ToolError(Exception):
 
 def handle(args: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
     """Answer one search: choose the backends, ask them in turn, shape the results."""
-    import httpx
-
     from ikigai_tools_web.search.choose import SearchFailed, SearchSetupError, chosen, search
     from ikigai_tools_web.settings import ENV_NAME, WebSettingsError, check
 
@@ -68,6 +66,8 @@ def handle(args: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any
         backends = chosen(known, settings["search_backends"], environ)
     except SearchSetupError as exc:
         raise ToolError(str(exc), "no_search_backend") from exc
+    import httpx  # only once there is a backend to ask (a tenth of a second or more)
+
     timeout = httpx.Timeout(settings["timeout"], connect=settings["connect_timeout"])
     with httpx.Client(timeout=timeout, headers={"User-Agent": user_agent()}) as http:
         try:
@@ -143,15 +143,14 @@ def _domains(args: Mapping[str, Any], key: str) -> tuple[str, ...]:
 def installed_backends(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
     """Every backend the installed plugins give (``ikigai_search_backends``), by name,
     and one line for each plugin or backend that could not be used."""
+    from ikigai_core.app import App
     from ikigai_core.hookcall import collect
-    from ikigai_core.notices import Notices
-    from ikigai_core.plugins import get_plugin_manager
     from ikigai_tools_web.search.backend import SearchBackend
 
-    notices = Notices()
-    pm = get_plugin_manager(environ=environ, notices=notices)
+    app = App(environ)  # ikigai's own plugin manager, its entry-point list remembered
+    notices = app.notices
     known: dict[str, SearchBackend] = {}
-    for plugin, backend in collect(pm, "ikigai_search_backends", notices, _problem):
+    for plugin, backend in collect(app.pm, "ikigai_search_backends", notices, _problem):
         if backend.name in known:
             notices.report(f"search backend '{backend.name}' of plugin '{plugin}' is already "
                            "given by another plugin; skipped", plugin=plugin)
