@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +64,7 @@ def json_damages(wrong_types: object, valid: str) -> dict[str, bytes]:
     """The content damages of a JSON file whose good content is ``valid``."""
     return {"invalid JSON": valid.encode()[:-1],
             "wrong types": json.dumps(wrong_types).encode(),
-            "not UTF-8": valid.encode()[:-1] + b', "\xff\xfe": 1}' if valid != "{}" else
-            b'{"\xff\xfe": 1}',
+            "not UTF-8": b"\xff\xfe" + valid.encode(),
             "huge": valid.encode() + b" " * HUGE,
             "deeply nested": b'{"x": ' + NESTED + b"}"}
 
@@ -133,10 +133,10 @@ class Scene:
         base, _, rest = subject.where.partition("/")
         return (self.home if base == "home" else self.project) / rest
 
-    def ikigai(self, *args: str) -> object:
+    def ikigai(self, *args: str) -> subprocess.CompletedProcess[str]:
         return ikigai(*args, cwd=self.project, env=llm(self.fake_server), prefix=self.prefix)
 
-    def model_calls_bash(self, *args: str) -> object:
+    def model_calls_bash(self, *args: str) -> subprocess.CompletedProcess[str]:
         self.fake_server.push(REPLY.reply(calls=[touch(self.marker)]), REPLY.reply("Done."))
         return self.ikigai("ask", "--provider", "openai", "--no-stream", "--no-log", *args,
                            "go")
@@ -186,7 +186,7 @@ def damage(scene: Scene, name: str, path: Path, how: str, request) -> None:
         path.write_bytes(content)
 
 
-def run(scene: Scene, name: str) -> object:
+def run(scene: Scene, name: str) -> subprocess.CompletedProcess[str]:
     """The command that reads ``name``."""
     if name in ("permissions.json", "project permissions.json", "approvals.jsonl"):
         return scene.model_calls_bash(*(() if name == "approvals.jsonl" else ("--yes",)))
@@ -199,22 +199,10 @@ def run(scene: Scene, name: str) -> object:
     return scene.ikigai("tool", "list")
 
 
-EXPECTED: dict[str, Callable[[Scene, object, Path], None]] = {}
-
-
-def expected(kind: str):
-    def register(check):
-        EXPECTED[kind] = check
-        return check
-    return register
-
-
-@expected("stops")
 def _stops(scene, proc, path):
     assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
 
 
-@expected("denies")
 def _denies(scene, proc, path):
     assert proc.returncode == 0, proc.stderr
     assert not scene.marker.exists(), "a call ran that should have been asked or denied"
@@ -222,25 +210,27 @@ def _denies(scene, proc, path):
     assert envelope["error_code"] == "TOOL_DENIED"
 
 
-@expected("skips")
 def _skips(scene, proc, path):
     assert proc.returncode == 0, proc.stderr
     assert not scene.marker.exists(), "a server from a damaged mcp.json was started"
     assert "demo" not in proc.stdout.split()
 
 
-@expected("ignored")
 def _ignored(scene, proc, path):
     assert proc.returncode == 0, proc.stderr
     assert "demo" not in proc.stdout.split()
 
 
-@expected("records")
 def _records(scene, proc, path):
     assert proc.returncode == 0, proc.stderr
     assert scene.marker.exists()
     last = json.loads(path.read_bytes().splitlines()[-1])
     assert (last["tool"], last["decision"]) == ("bash", "allow")
+
+
+EXPECTED: dict[str, Callable[[Scene, subprocess.CompletedProcess[str], Path], None]] = {
+    "stops": _stops, "denies": _denies, "skips": _skips, "ignored": _ignored,
+    "records": _records}
 
 
 @pytest.mark.parametrize(("name", "how"), CASES, ids=[f"{n}: {d}" for n, d in CASES])
