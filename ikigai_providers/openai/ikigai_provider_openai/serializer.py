@@ -1,4 +1,5 @@
-"""The OpenAI Chat Completions (and compatible servers) provider: its tools and wire shapes.
+"""The OpenAI provider: its tools, and the Chat Completions (and compatible servers) wire;
+the Responses wire is in ``responses.py``, chosen per request (``OPENAI_WIRE``).
 
 Shapes from OpenAI's API reference (chat/create, the ``chat.completion`` object and
 streamed ``chat.completion.chunk`` objects ending with ``data: [DONE]``).
@@ -7,13 +8,24 @@ streamed ``chat.completion.chunk`` objects ending with ``data: [DONE]``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.providers import Provider, ProviderRequest, ToolFit
 from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
+from ikigai_core.strictjson import loads
 from ikigai_provider_openai import rules
+from ikigai_provider_openai.responses import (
+    ResponsesWire,
+    assistant_message,
+    chained,
+    chat_body,
+    choose_wire,
+    responses_body,
+)
 from ikigai_provider_openai.strict import (
     STRICT_FORM,
     NotStrict,
@@ -23,14 +35,17 @@ from ikigai_provider_openai.strict import (
 )
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, ToolResult
+    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, ToolResult
+    from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
     from ikigai_core.wire import TurnBuilder
 
 
 class OpenAISerializer(Provider):
-    """``POST {OPENAI_BASE_URL}/chat/completions`` with ``Authorization: Bearer``; with
-    ``OPENAI_BASE_URL`` set (llama.cpp, vLLM, Ollama, LM Studio) the key is optional."""
+    """``POST {OPENAI_BASE_URL}/responses`` or ``/chat/completions`` (``OPENAI_WIRE``; by
+    default Responses for OpenAI's own API, Chat Completions for any other server) with
+    ``Authorization: Bearer``; with ``OPENAI_BASE_URL`` set (llama.cpp, vLLM, Ollama,
+    LM Studio) the key is optional."""
 
     name = "openai"
     default_model = "gpt-4o-mini"
@@ -41,6 +56,9 @@ class OpenAISerializer(Provider):
     stream_done, stream_end = "[DONE]", "data: [DONE]"
     usage_keys = ("prompt_tokens", "completion_tokens")
     system_role = "system"
+    responses_path = "/responses"
+    responses = ResponsesWire()
+    """Reads the Responses wire's replies and streams."""
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """A ``function`` tool, strict when its parameters can be (spec decision 15), else
@@ -82,6 +100,20 @@ class OpenAISerializer(Provider):
             body["stream_options"] = {"include_usage": True}
         return body
 
+    def http_request(
+        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str | None,
+        environ: Mapping[str, str],
+    ) -> ProviderRequest:
+        """The request on the wire ``environ`` chooses (:func:`choose_wire`): ``body`` as
+        Chat Completions takes it, or made a Responses request; a bad setting stops the
+        call before anything is sent."""
+        request = super().http_request(body, model=model, stream=stream, api_key=api_key,
+                                       environ=environ)
+        if choose_wire(environ, self.base_url_env) == "chat":
+            return replace(request, body=chat_body(body))
+        url = request.url.removesuffix(self.path) + self.responses_path
+        return replace(request, url=url, body=responses_body(body, chain=chained(environ)))
+
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result."""
         return [{"role": "tool", "tool_call_id": result.call.id, "content": result.envelope_json}
@@ -91,12 +123,15 @@ class OpenAISerializer(Provider):
         """As the model sent it (argument text unchanged), else with ``tool_calls``."""
         if isinstance(message.raw, Mapping):
             return dict(message.raw)
-        return _assistant(message.text or None, [
+        return assistant_message(message.text or None, [
             (call.id, call.name, json.dumps(call.arguments_or_empty))
             for call in message.tool_calls])
 
     def parse_response(self, body: Mapping[str, Any]) -> AssistantMessage:
-        """A ``chat.completion`` object: the first choice's message."""
+        """A ``chat.completion`` object: the first choice's message (a Responses
+        ``response`` object goes to :attr:`responses`)."""
+        if body.get("object") == "response":
+            return self.responses.parse_response(body)
         choice = body["choices"][0]
         message = choice["message"]
         turn = self.new_turn()
@@ -107,6 +142,18 @@ class OpenAISerializer(Provider):
         turn.stop(choice.get("finish_reason"))
         turn.add_usage(body.get("usage"))
         return self.finish_turn(turn)
+
+    def parse_stream(
+        self, events: Iterable[ServerSentEvent]
+    ) -> Iterator[TextDelta | AssistantMessage]:
+        """Chat Completions chunks, or typed Responses events (told by the first event's
+        ``type``), read by :attr:`responses`."""
+        events = iter(events)
+        first = next(events, None)
+        rest = events if first is None else chain([first], events)
+        if first is not None and _is_typed(first.data):
+            return self.responses.parse_stream(rest)
+        return super().parse_stream(rest)
 
     def read_event(self, data: dict[str, Any], turn: TurnBuilder) -> bool:
         """A ``chat.completion.chunk``: text deltas, tool calls in pieces by ``index``; the
@@ -124,15 +171,13 @@ class OpenAISerializer(Provider):
 
     def finish_turn(self, turn: TurnBuilder) -> AssistantMessage:
         """The turn, kept in request form to go back as the model sent it."""
-        return turn.message(raw=_assistant(turn.text or None, turn.call_texts()))
+        return turn.message(raw=assistant_message(turn.text or None, turn.call_texts()))
 
 
-def _assistant(content: str | None, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
-    """An assistant message in request form; ``calls`` are ``(id, name, arguments text)``."""
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-            for call_id, name, arguments in calls
-        ]
-    return message
+def _is_typed(data: str) -> bool:
+    """Whether an event's data is a typed Responses event (``{"type": ...}``)."""
+    try:
+        value = loads(data)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and isinstance(value.get("type"), str)

@@ -45,6 +45,7 @@ class TestOpenAIWire(ProviderContract):
         )
 
     def test_default_base_url(self):
-        request = self.provider.http_request({}, model="m", stream=False, api_key="k", environ={})
+        request = self.provider.http_request({}, model="m", stream=False, api_key="k",
+                                             environ={"OPENAI_WIRE": "chat"})
         assert request.url == "https://api.openai.com/v1/chat/completions"
         assert "Accept" not in request.headers
