@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ikigai_core.app import App
+from ikigai_core.commands.authoring import new_tool, test_tool
 from ikigai_core.commands.output import dumps, echo_json, printable, warn
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.registry import Registry
@@ -71,6 +72,10 @@ def _tool_json(tool: Tool) -> dict[str, Any]:
 @click.group("tool")
 def tool_group() -> None:
     """List, inspect and run the discovered tools."""
+
+
+tool_group.add_command(new_tool)
+tool_group.add_command(test_tool)
 
 
 @tool_group.command("list")
