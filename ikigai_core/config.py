@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ikigai_core.errors import ConfigError
 from ikigai_core.statefiles import parse_json, read_state
 from ikigai_core.tools import EMPTY
-from ikigai_tools_builtin._jsonio import loads
+from ikigai_toolkit.jsonio import loads
 
 
 class Settings(NamedTuple):

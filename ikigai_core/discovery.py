@@ -28,7 +28,7 @@ from ikigai_core.tools import (
     ToolSource,
     tool_name_from_filename,
 )
-from ikigai_tools_builtin._install import processors
+from ikigai_toolkit.install import processors
 
 if TYPE_CHECKING:
     import pluggy

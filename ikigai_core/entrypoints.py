@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 from ikigai_core.statefiles import write_private_json
-from ikigai_tools_builtin._jsonio import loads
+from ikigai_toolkit.jsonio import loads
 
 
 def load_target(value: str) -> Any:

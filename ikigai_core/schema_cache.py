@@ -12,7 +12,7 @@ from typing import Any
 
 from ikigai_core.statefiles import read_cache, write_private_json
 from ikigai_core.tool_schema import validate_schema
-from ikigai_tools_builtin._jsonio import canonical
+from ikigai_toolkit.jsonio import canonical
 
 CACHE_VERSION = 1
 

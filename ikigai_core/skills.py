@@ -20,13 +20,13 @@ from ikigai_core.errors import ConfigError
 from ikigai_core.hookcall import collect
 from ikigai_core.statefiles import check_private
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool, ToolCandidate, ToolScan, ToolSource
-from ikigai_tools_builtin._skillfile import (
+from ikigai_toolkit.skillfile import (
     LOAD_SKILL_SCHEMA,
     SKILL_FILE,
     SkillFileError,
     read_skill_file,
 )
-from ikigai_tools_builtin._skillfile import MAX_SKILL_BYTES as MAX_SKILL_BYTES  # re-exported
+from ikigai_toolkit.skillfile import MAX_SKILL_BYTES as MAX_SKILL_BYTES  # re-exported
 
 if TYPE_CHECKING:
     import pluggy

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry
 from ikigai_core.statefiles import read_cache, write_private_json
-from ikigai_tools_builtin._jsonio import canonical
+from ikigai_toolkit.jsonio import canonical
 
 SNAPSHOT_VERSION = 1
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_right, insort
 
-from ikigai_tools_builtin._jsonio import dumps, loads
+from ikigai_toolkit.jsonio import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
+from ikigai_toolkit.jsonio import dumps, loads
 from ikigai_tools_builtin._budget import budget, dump, fit
-from ikigai_tools_builtin._jsonio import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 import time
 
+from ikigai_toolkit.install import scripts_dir
 from ikigai_tools_builtin._budget import Escaped, dump, escaped
 from ikigai_tools_builtin._gitignore import ancestors
-from ikigai_tools_builtin._install import scripts_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

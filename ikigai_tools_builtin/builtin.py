@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
 from ikigai_core.discovery import DirectorySource
-from ikigai_tools_builtin._install import IN_VENV, scripts_dir
+from ikigai_toolkit.install import IN_VENV, scripts_dir
 
 BUILTIN_SCRIPTS = (
     "bash-tool",

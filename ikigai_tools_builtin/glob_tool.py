@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from operator import methodcaller
 
+from ikigai_toolkit.install import processors
 from ikigai_tools_builtin._budget import Ends, budget
-from ikigai_tools_builtin._install import processors
 from ikigai_tools_builtin._posix import PatternError, glob_part, has_magic, unescape
 from ikigai_tools_builtin._protocol import run_tool
 from ikigai_tools_builtin._walk import entries, is_dir, is_file, join

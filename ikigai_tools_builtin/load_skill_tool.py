@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ikigai_toolkit.skillfile import LOAD_SKILL_SCHEMA, SkillFileError, read_skill_file
 from ikigai_tools_builtin._protocol import run_tool
-from ikigai_tools_builtin._skillfile import LOAD_SKILL_SCHEMA, SkillFileError, read_skill_file
 
 
 def handle(skills: dict[str, str], args: dict) -> dict:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ikigai_tools_builtin import _jsonio
+from ikigai_toolkit import jsonio
 from tests.tools.conftest import BIN
 
 values = st.recursive(
@@ -31,22 +31,22 @@ def _outcome(call, *args, **kwargs):
 
 @given(values)
 def test_dumps_writes_what_json_writes(value):
-    assert _jsonio.dumps(value) == json.dumps(value, ensure_ascii=False, allow_nan=False,
+    assert jsonio.dumps(value) == json.dumps(value, ensure_ascii=False, allow_nan=False,
                                               separators=(", ", ": "))
 
 
 @given(values, st.sampled_from(["", " ", "\n\t", "\r\n "]))
 def test_loads_reads_what_json_reads(value, space):
     data = (space + json.dumps(value) + space).encode()
-    assert repr(_jsonio.loads(data)) == repr(json.loads(data))
+    assert repr(jsonio.loads(data)) == repr(json.loads(data))
 
 
 @given(values | st.sets(st.integers()) | st.dictionaries(st.text(), st.tuples(st.integers())))
 def test_canonical_writes_what_json_writes_sorted(value):
     """One text for equal values, whatever their keys' order (the core's schema cache key)."""
-    assert _jsonio.canonical(value) == json.dumps(value, sort_keys=True, default=repr)
+    assert jsonio.canonical(value) == json.dumps(value, sort_keys=True, default=repr)
     if isinstance(value, dict):
-        assert _jsonio.canonical(dict(reversed(value.items()))) == _jsonio.canonical(value)
+        assert jsonio.canonical(dict(reversed(value.items()))) == jsonio.canonical(value)
 
 
 @pytest.mark.parametrize("data", [
@@ -55,21 +55,41 @@ def test_canonical_writes_what_json_writes_sorted(value):
 ])
 def test_odd_input_gets_json_answer(data):
     """Errors say what json says; what json reads in other encodings is read too."""
-    assert repr(_outcome(_jsonio.loads, data)) == repr(_outcome(json.loads, data))
+    assert repr(_outcome(jsonio.loads, data)) == repr(_outcome(json.loads, data))
 
 
 def test_unserialisable_values_fail_as_in_json():
     for value in ({"a": object()}, {"a": float("nan")}, {(1, 2): 3}):
-        assert repr(_outcome(_jsonio.dumps, value)) == repr(_outcome(
+        assert repr(_outcome(jsonio.dumps, value)) == repr(_outcome(
             json.dumps, value, ensure_ascii=False, allow_nan=False, separators=(", ", ": ")))
 
 
 def test_without_the_c_codec_json_does_the_work(monkeypatch):
-    monkeypatch.setattr(_jsonio, "_scan", None)
-    monkeypatch.setattr(_jsonio, "_encode", None)
-    monkeypatch.setattr(_jsonio, "_encode_canonical", None)
-    assert _jsonio.loads(b' {"a": [1, "\\u00e9"]} ') == {"a": [1, "\u00e9"]}
-    assert _jsonio.canonical({"b": {1, 2}, "a": "\u00e9"}) == '{"a": "\\u00e9", "b": "{1, 2}"}'
+    monkeypatch.setattr(jsonio, "_scan", None)
+    monkeypatch.setattr(jsonio, "_encode", None)
+    monkeypatch.setattr(jsonio, "_encode_canonical", None)
+    assert jsonio.loads(b' {"a": [1, "\\u00e9"]} ') == {"a": [1, "\u00e9"]}
+    assert jsonio.canonical({"b": {1, 2}, "a": "\u00e9"}) == '{"a": "\\u00e9", "b": "{1, 2}"}'
+    assert jsonio.dumps({"a": "\u00e9"}) == '{"a": "\u00e9"}'
+
+
+_CHANGED_CODEC = """
+import _json, json, sys  # json keeps its own references to the codec, as it would match it
+def changed(*args):
+    raise TypeError("make_encoder() takes exactly 3 arguments")
+_json.make_scanner = _json.make_encoder = changed
+from ikigai_core.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_a_changed_private_codec_falls_back_to_json(isolated_home, tmp_path):
+    """A future CPython whose private ``_json`` takes other arguments cannot crash every
+    command at import: json does the work (issue 23)."""
+    ran = subprocess.run([sys.executable, "-c", _CHANGED_CODEC, "tool", "list", "--json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert "bash" in {tool["name"] for tool in json.loads(ran.stdout)}
 
 
 @pytest.mark.parametrize("tool, args", [

@@ -1,6 +1,6 @@
 """This installation and the machine it runs on: where the console scripts are (the built-in
 tools, the ripgrep wheel's ``rg``), and how many processors a process may use. Standard
-library only: the tools import it, and so does the core."""
+library only: the built-in tools import it, and so does the core."""
 
 from __future__ import annotations
 

@@ -6,9 +6,10 @@ takes to start: it imports ``re``, which imports ``enum``. The C scanner and enc
 them directly, set up as ``json.loads`` and ``json.dumps(obj, ensure_ascii=False,
 allow_nan=False, separators=(", ", ": "))`` set them up: the same values, the same text.
 Whatever the fast path does not take (an error to report, another encoding, a Python without
-``_json``) goes to ``json`` itself. The core reads its cache files with :func:`loads` too
-(``json`` is 2 % of a warm ``ikigai tool list``): the tools cannot import the core, whose
-``__init__`` imports pluggy.
+``_json``, or one whose private signatures changed) goes to ``json`` itself. The core reads
+its cache files with :func:`loads` too (``json`` is 2 % of a warm ``ikigai tool list``),
+which is why this lives here: the tools cannot import the core, whose ``__init__`` imports
+pluggy, and the core imports nothing private of the tools.
 """
 
 from __future__ import annotations
@@ -40,16 +41,16 @@ def _unencodable(obj: object) -> object:
 _scan: Callable[[str, int], tuple[Any, int]] | None
 _encode: Callable[[object, int], list[str]] | None
 _encode_canonical: Callable[[object, int], list[str]] | None
-try:
+try:  # CPython's private codec: any failure to set it up (not CPython, a new signature)
     from _json import encode_basestring, encode_basestring_ascii, make_encoder, make_scanner
-except ImportError:  # pragma: no cover - not CPython
-    _scan = _encode = _encode_canonical = None
-else:
+
     _scan = make_scanner(_Decoding())  # type: ignore[arg-type]  # any object with its fields
     _encode = make_encoder({}, _unencodable, encode_basestring, None, ": ", ", ",
                            False, False, False)
     _encode_canonical = make_encoder({}, repr, encode_basestring_ascii, None, ": ", ", ",
                                      True, False, True)
+except Exception:  # ... leaves the work to json: slower, never a crash at import
+    _scan = _encode = _encode_canonical = None
 
 
 def loads(data: bytes) -> Any:
@@ -71,10 +72,9 @@ def dumps(obj: object) -> str:
     """``json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))``."""
     if _encode is not None:
         return "".join(_encode(obj, 0))
-    import json  # pragma: no cover - not CPython
+    import json
 
-    return json.dumps(obj, ensure_ascii=False, allow_nan=False,  # pragma: no cover
-                      separators=(", ", ": "))
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
 
 
 def canonical(obj: object) -> str:
