@@ -54,6 +54,9 @@ def test_a_long_page_is_paged_and_never_cut_silently(site, isolated_home):
         whole += part["content"]
         start = part["next_start_index"]
     assert whole == text and part["total_chars"] == len(text)
+    past = run_fetch({"url": url, "start_index": len(text) + 5}, web=LOCAL, home=isolated_home)
+    assert past["content"] == "" and past["truncated"] is False
+    assert "past the end" in past["notes"][0]
 
 
 def test_the_output_limit_cuts_a_part_and_says_where_to_go_on(site, isolated_home):
@@ -124,6 +127,7 @@ def test_robots_txt_is_obeyed_unless_the_domain_is_ignored(site, isolated_home):
     denied = run_fetch({"url": url}, web=LOCAL, home=isolated_home)
     assert denied["error_code"] == "robots_denied" and "web.robots_ignore" in denied["error"]
     assert "/private/x" not in site.paths()
+    assert site.requests[0].headers["user-agent"].startswith("ikigai-web-fetch/")
     allowed = run_fetch({"url": url}, web={**LOCAL, "robots_ignore": ["127.0.0.1"]},
                         home=isolated_home)
     assert "secret" in allowed["content"]
@@ -172,3 +176,12 @@ def test_the_cache_is_bounded(site, isolated_home):
         total, count = db.execute("SELECT SUM(size), COUNT(*) FROM pages").fetchone()
     assert total <= 10_000 and count == 2
     assert oct((isolated_home / "web-cache.db").stat().st_mode & 0o777) == "0o600"
+
+
+def test_bad_arguments_are_one_line_errors(isolated_home):
+    for arguments, fault in (({"url": "http://x/", "max_chars": 0}, "'max_chars' must be an integer > 0"),
+                             ({"url": "http://x/", "start_index": -1}, "'start_index' must be an integer >= 0"),
+                             ({"url": "http://x/", "raw": "yes"}, "'raw' must be true or false"),
+                             ({"start_index": 1}, "a string 'url'")):
+        result = run_fetch(arguments, home=isolated_home)
+        assert result["error_code"] == "invalid_arguments" and fault in result["error"]

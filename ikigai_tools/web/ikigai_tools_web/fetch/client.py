@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import httpx
@@ -15,7 +15,7 @@ from ikigai_tools_web.fetch.decode import ACCEPT_ENCODING, Decoder
 from ikigai_tools_web.fetch.guard import IPAddress, Refused, Target, check_url
 
 MAX_REDIRECTS = 10
-USER_AGENT = "ikigai-web-fetch/0.1 (+https://github.com/ikigai; LLM agent tool)"
+USER_AGENT = "ikigai-web-fetch/0.1 (an LLM agent's fetch tool; obeys robots.txt)"
 REDIRECTS = (301, 302, 303, 307, 308)
 
 
@@ -40,7 +40,7 @@ class Fetched:
     body: bytes = b""
     capped: bool = False
     refused_type: bool = False
-    length: int | None = field(default=None)
+    length: int | None = None
 
     @property
     def content_type(self) -> str:

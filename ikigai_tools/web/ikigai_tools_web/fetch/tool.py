@@ -14,6 +14,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib would cost a cache hit 7 ms of its 5 (docs/web.md)
+    from collections.abc import Callable
     from typing import Any
 
 DEFAULT_MAX_CHARS = 20_000
@@ -116,6 +117,8 @@ def present(page: dict[str, Any], url: str, start: int, max_chars: int,
     """The answer for one slice of ``page``, cut to the output budget if it must be."""
     text = page["raw"] if raw else page.get("markdown", page["raw"])
     notes = list(page.get("notes", []))
+    if start > len(text):
+        notes.append(f"start_index {start} is past the end of the text ({len(text)} characters)")
     if page.get("near_empty") and not raw:
         notes.append("the extracted text is near-empty; call again with raw: true for the "
                      "page as served")
@@ -168,6 +171,15 @@ def _dump(result: dict[str, Any]) -> bytes:
     return json.dumps(result, ensure_ascii=False).encode() + b"\n"
 
 
+ARGUMENT_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "start_index": (lambda v: type(v) is int and v >= 0, "an integer >= 0"),
+    "max_chars": (lambda v: type(v) is int and v > 0, "an integer > 0"),
+    "raw": (lambda v: type(v) is bool, "true or false"),
+    "no_cache": (lambda v: type(v) is bool, "true or false"),
+}
+"""The optional arguments: a test of the value, and what it must be (``null`` is absent)."""
+
+
 def _arguments(raw: bytes) -> dict[str, Any]:
     """The arguments object, checked against :data:`SCHEMA` (one-line errors)."""
     try:
@@ -176,18 +188,11 @@ def _arguments(raw: bytes) -> dict[str, Any]:
         raise ToolError(f"invalid JSON on stdin: {exc}", "invalid_arguments") from exc
     if not isinstance(args, dict) or not isinstance(args.get("url"), str):
         raise ToolError("expected a JSON object with a string 'url'", "invalid_arguments")
-    checks = {"start_index": _non_negative, "max_chars": _positive, "raw": _boolean,
-              "no_cache": _boolean}
-    for name, value in args.items():
-        if name in checks and value is not None and checks[name][0](value) is False:
-            raise ToolError(f"'{name}' must be {checks[name][1]}, got {value!r}",
-                            "invalid_arguments")
+    for name, (valid, expected) in ARGUMENT_CHECKS.items():
+        value = args.get(name)
+        if value is not None and not valid(value):
+            raise ToolError(f"'{name}' must be {expected}, got {value!r}", "invalid_arguments")
     return args
-
-
-_non_negative = (lambda v: type(v) is int and v >= 0, "an integer >= 0")
-_positive = (lambda v: type(v) is int and v > 0, "an integer > 0")
-_boolean = (lambda v: type(v) is bool, "true or false")
 
 
 def main() -> None:
