@@ -133,6 +133,16 @@ def test_robots_txt_is_obeyed_unless_the_domain_is_ignored(site, isolated_home):
     assert "secret" in allowed["content"]
 
 
+def test_robots_txt_failing_denies_until_it_answers(site, isolated_home):
+    site.routes["/robots.txt"] = Reply(503, {"Content-Type": "text/plain"}, b"busy")
+    site.routes["/a"] = html("<p>Back again, with enough words to be the page's content.</p>")
+    denied = run_fetch({"url": site.url + "/a"}, web=LOCAL, home=isolated_home)
+    assert denied["error_code"] == "robots_denied" and "server error" in denied["error"]
+    del site.routes["/robots.txt"]  # now a 404: everything allowed, and not asked again
+    assert "Back again" in run_fetch({"url": site.url + "/a"}, web=LOCAL, home=isolated_home)["content"]
+    assert site.paths() == ["/robots.txt", "/robots.txt", "/a"]
+
+
 def test_robots_txt_answering_403_means_deny(site, isolated_home):
     site.routes["/robots.txt"] = Reply(403, {"Content-Type": "text/plain"}, b"no")
     result = run_fetch({"url": site.url + "/a"}, web=LOCAL, home=isolated_home)

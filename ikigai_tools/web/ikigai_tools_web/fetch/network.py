@@ -58,7 +58,8 @@ def _check_robots(url: str, settings: dict[str, Any], cache: Cache, limits: Limi
             known = got.status, got.body.decode("utf-8", "replace")
         except FetchError:
             known = 0, ""
-        cache.put_robots(origin, *known)
+        if 0 < known[0] < 500:  # a failure or a server error is asked again next time
+            cache.put_robots(origin, *known)
     if not robots.allowed(url, *known):
         why = {0: "could not be fetched", 401: "answers 401", 403: "answers 403"}.get(
             known[0], "answers a server error" if known[0] >= 500 else "disallows this URL")
