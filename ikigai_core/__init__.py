@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-import pluggy
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
     from ikigai_core.attachments import Attachment
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
         CallRecord,
         ProcessSpec,
         ToolCallRequest,
-        ToolRunner,
     )
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.provider_hook import provider_hook
@@ -46,7 +45,14 @@ if TYPE_CHECKING:
     from ikigai_core.skills import Skill, SkillDirectory, SkillScan, SkillSource, SkippedSkill
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
-    from ikigai_core.tools import SkippedTool, Tool, ToolCandidate, ToolScan, ToolSource
+    from ikigai_core.tools import (
+        SkippedTool,
+        Tool,
+        ToolCandidate,
+        ToolRunner,
+        ToolScan,
+        ToolSource,
+    )
     from ikigai_core.wire import (
         TurnBuilder,
         http_error_message,
@@ -63,8 +69,8 @@ _LAZY = {
     "DirectorySource": "ikigai_core.discovery",
     **dict.fromkeys(("IkigaiError", "ProviderError"), "ikigai_core.errors"),
     "CallDecision": "ikigai_core.decision",
-    **dict.fromkeys(("CallContext", "CallRecord", "ProcessSpec", "ToolCallRequest",
-                     "ToolRunner"), "ikigai_core.lifecycle"),
+    **dict.fromkeys(("CallContext", "CallRecord", "ProcessSpec", "ToolCallRequest"),
+                    "ikigai_core.lifecycle"),
     "Attachment": "ikigai_core.attachments",
     "ToolOutcome": "ikigai_core.outcome",
     "provider_hook": "ikigai_core.provider_hook",
@@ -73,8 +79,8 @@ _LAZY = {
                     "ikigai_core.skills"),
     "ServerSentEvent": "ikigai_core.sse",
     "read_cache": "ikigai_core.statefiles",
-    **dict.fromkeys(("SkippedTool", "Tool", "ToolCandidate", "ToolScan", "ToolSource"),
-                    "ikigai_core.tools"),
+    **dict.fromkeys(("SkippedTool", "Tool", "ToolCandidate", "ToolRunner", "ToolScan",
+                     "ToolSource"), "ikigai_core.tools"),
     **dict.fromkeys(("TurnBuilder", "http_error_message", "load_object", "parse_tool_call",
                      "stream_error", "stream_incomplete"), "ikigai_core.wire"),
 }
@@ -98,9 +104,6 @@ def __dir__() -> list[str]:
 
 
 __version__ = "0.1.0"
-
-hookimpl = pluggy.HookimplMarker("ikigai")
-"""Mark a function as an implementation of an ikigai hook."""
 
 __all__ = [
     "AssistantMessage",

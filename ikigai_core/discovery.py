@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ikigai_core.defaults import is_default
 from ikigai_core.hookcall import collect, one_line
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
@@ -26,6 +27,7 @@ from ikigai_core.tools import (
     ToolCandidate,
     ToolScan,
     ToolSource,
+    source_problem,
     tool_name_from_filename,
 )
 from ikigai_toolkit.install import processors
@@ -256,7 +258,7 @@ def collect_sources(
     is reported in ``notices`` and skipped without hiding the others' tools.
     """
     notices = Notices() if notices is None else notices
-    return collect(pm, "ikigai_tool_sources", notices, _source_problem, home=home, cwd=cwd,
+    return collect(pm, "ikigai_tool_sources", notices, source_problem, home=home, cwd=cwd,
                    refresh=refresh, prepare_process=prepare_process or _as_is, notices=notices)
 
 
@@ -278,19 +280,6 @@ def warm(registry: Registry, notices: Notices) -> None:
                                f"background: {one_line(exc)}; it starts on first use")
 
 
-def _source_problem(source: Any) -> str | None:
-    """What keeps ``source`` from being a :class:`ToolSource`, if anything."""
-    name = getattr(source, "name", None)
-    if not isinstance(name, str) or not name:
-        return f"its source {source!r} has no name (a non-empty str)"
-    precedence = getattr(source, "precedence", None)
-    if not isinstance(precedence, int) or isinstance(precedence, bool):
-        return f"its source '{name}' has no precedence (an int)"
-    if not callable(getattr(source, "scan", None)):
-        return f"its source '{name}' has no scan() method"
-    return None
-
-
 def _candidate_problem(candidate: Any) -> str | None:
     """What keeps ``candidate`` from being a usable :class:`ToolCandidate`, if anything."""
     if not isinstance(candidate, ToolCandidate):
@@ -309,12 +298,10 @@ def _candidate_problem(candidate: Any) -> str | None:
 
 def _scan(plugin: str, source: ToolSource, notices: Notices) -> ToolScan:
     """``source.scan()``, checked: a third party's failure or bad answer is reported."""
-    from ikigai_core.plugins import DEFAULT_PLUGINS
-
     try:
         scan = source.scan()
     except Exception as exc:
-        if plugin in DEFAULT_PLUGINS:
+        if is_default(plugin):
             raise
         notices.report(f"plugin '{plugin}' failed scanning tool source '{source.name}': "
                        f"{one_line(exc)}; its tools are skipped. "

@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from ikigai_core.statefiles import write_private_json
-from ikigai_toolkit.jsonio import loads
+from ikigai_core.statefiles import cached_json, write_private_json
 
 
 def load_target(value: str) -> Any:
@@ -122,7 +121,7 @@ def remembered(path: Path, compute: Callable[[], Found], load: Callable[[Any], T
     that ``load`` rejects (``ValueError``, ``KeyError``, ``TypeError``: hand-edited)."""
     key = _path_key()
     try:
-        cached = loads(path.read_bytes())
+        cached = cached_json(path)  # not one others could write: it names the keys to hide
         files = [name for name, *_ in cached["files"]]
         if cached["key"] == key and cached["files"] == _stamps(files):
             return load(cached["value"])

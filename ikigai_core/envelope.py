@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core import hookimpl
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
     from ikigai_core.outcome import ToolOutcome

@@ -21,6 +21,8 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.defaults import is_default
+
 if TYPE_CHECKING:
     import pluggy
 
@@ -31,12 +33,6 @@ def one_line(exc: BaseException) -> str:
     """``Type: message`` on one line, for a plugin's exception."""
     message = " ".join(str(exc).split()) or "(no message)"
     return f"{type(exc).__name__}: {message}"
-
-
-def _is_default(plugin: str) -> bool:
-    from ikigai_core.plugins import DEFAULT_PLUGINS
-
-    return plugin in DEFAULT_PLUGINS
 
 
 def _failed(notices: Notices, plugin: str, hook: str, why: str) -> None:
@@ -74,7 +70,7 @@ def collect(
         try:
             answers = pm.subset_hook_caller(hook, remove_plugins=others)(**kwargs)
         except Exception as exc:
-            if _is_default(name):
+            if is_default(name):
                 raise
             _failed(notices, name, hook, one_line(exc))
             continue
@@ -122,7 +118,7 @@ class Notifier:
                 answer = caller(**kwargs)
             except Exception as exc:
                 plugin = culprit(caller, exc)
-                if plugin is None or _is_default(plugin) or plugin in self._excluded:
+                if plugin is None or is_default(plugin) or plugin in self._excluded:
                     raise
                 why = one_line(exc)
                 already_called |= _called_before(caller, plugin)
@@ -141,7 +137,7 @@ class Notifier:
         third-party one is asked again alone, in pluggy's order, until one answers (the
         defaults always answer a usable value, and are called last)."""
         impls = [impl for impl in reversed(caller.get_hookimpls())
-                 if not (impl.hookwrapper or impl.wrapper or _is_default(impl.plugin_name))]
+                 if not (impl.hookwrapper or impl.wrapper or is_default(impl.plugin_name))]
         everyone = {impl.plugin_name for impl in getattr(self.pm.hook, self.hook).get_hookimpls()}
         answerer: str = next(impl.plugin_name for impl in impls if self._subset(
             everyone - {impl.plugin_name})(**kwargs) is not None)

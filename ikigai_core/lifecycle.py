@@ -3,17 +3,16 @@
 
 One call goes: look up the tool, validate the arguments, ``ikigai_before_tool_call``
 (allow, deny, or replace the arguments), run it (a fresh process, after
-``ikigai_tool_process``, or a long-lived :class:`ToolRunner`), ``ikigai_after_tool_call``,
-then the envelope (``ikigai_wrap_result``).
+``ikigai_tool_process``, or a long-lived :class:`~ikigai_core.tools.ToolRunner`),
+``ikigai_after_tool_call``, then the envelope (``ikigai_wrap_result``).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
@@ -101,31 +100,3 @@ class ProcessSpec:
     argv: list[str]
     env: dict[str, str]
     cwd: Path | None = None
-
-
-@runtime_checkable
-class ToolRunner(Protocol):
-    """Runs the calls of tools that live in a process a source keeps alive (an MCP session).
-
-    A source sets it on its :class:`~ikigai_core.tools.ToolCandidate`. The executor still
-    validates the arguments, calls the lifecycle hooks, enforces the timeout (it stops
-    waiting and sets ``cancelled``) and the output budget (on the JSON size of the
-    result), and wraps the outcome.
-
-    A runner may also have ``warm()``: start its process now, in the background, and
-    return at once (a second call does nothing). ``chat`` calls it for every tool once
-    its background discovery has found them, so the first call does not wait for a
-    server to start. And ``ready(cancelled)``: start (or restart) its process before a
-    call; the executor calls it first, and the call's timeout starts when it returns.
-    """
-
-    def call(
-        self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
-        cancelled: threading.Event,
-    ) -> ToolOutcome:
-        """Run one call and say what happened (``ToolOutcome.result`` on success).
-
-        Stop soon after ``cancelled`` is set (the executor has reported a timeout).
-        """
-        ...
-

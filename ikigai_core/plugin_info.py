@@ -10,8 +10,9 @@ from typing import NamedTuple
 import pluggy
 
 from ikigai_core import __version__
+from ikigai_core.defaults import DEFAULT_PLUGINS
 from ikigai_core.entrypoints import plugin_entry_points
-from ikigai_core.plugins import DEFAULT_PLUGINS, ENTRY_POINT_GROUP
+from ikigai_core.plugins import ENTRY_POINT_GROUP
 
 
 class PluginInfo(NamedTuple):

@@ -11,6 +11,7 @@ from typing import Any
 import pluggy
 
 from ikigai_core import hookspecs
+from ikigai_core.defaults import DEFAULT_PLUGINS, ESSENTIAL_PLUGINS
 from ikigai_core.entrypoints import plugin_entry_points
 from ikigai_core.errors import UsageError
 from ikigai_core.hookcall import one_line
@@ -19,19 +20,6 @@ from ikigai_core.notices import Notices
 ENTRY_POINT_GROUP = "ikigai"
 HOOK_PREFIX = "ikigai_"
 """What every hook's name, and every implementation's, starts with."""
-
-DEFAULT_PLUGINS = (
-    "ikigai_tools_builtin.builtin",  # the six installed *-tool scripts ("system")
-    "ikigai_core.defaults.scanner",  # $IKIGAI_HOME/tools and ./.ikigai/tools
-    "ikigai_core.envelope",  # the result envelope; essential
-    "ikigai_core.defaults.approvals",  # allow / ask / deny each model-made call
-    "ikigai_core.defaults.tool_env",  # provider keys never reach tools; `tool_env`
-    "ikigai_core.defaults.sandbox",  # bubblewrap when `sandbox` is set
-    "ikigai_core.defaults.system_prompt",  # the default system prompt, or its override
-    "ikigai_core.defaults.project_instructions",  # a trusted project's AGENTS.md
-    "ikigai_core.defaults.skills",  # $IKIGAI_HOME/skills and ./.ikigai/skills
-)
-ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)
 
 
 class PluginManager(pluggy.PluginManager):

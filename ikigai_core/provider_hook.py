@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ikigai_core import hookimpl
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
     from ikigai_core.providers import Provider

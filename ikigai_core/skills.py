@@ -17,9 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ikigai_core.errors import ConfigError
-from ikigai_core.hookcall import collect
+from ikigai_core.hookcall import collect, one_line
 from ikigai_core.statefiles import check_private
-from ikigai_core.tools import TOOL_NAME_RE, SkippedTool, ToolCandidate, ToolScan, ToolSource
+from ikigai_core.tools import (
+    TOOL_NAME_RE,
+    SkippedTool,
+    ToolCandidate,
+    ToolScan,
+    ToolSource,
+    source_problem,
+)
 from ikigai_toolkit.skillfile import (
     LOAD_SKILL_SCHEMA,
     SKILL_FILE,
@@ -243,17 +250,13 @@ def collect_skills(pm: pluggy.PluginManager, *, home: Path, cwd: Path,
                    notices: Notices) -> SkillIndex:
     """Scan every source every plugin gives; a later layer wins on a name clash (the
     loser is skipped as ``ignored``). A broken plugin or source is reported and skipped."""
-    from ikigai_core.discovery import _source_problem
-
     found: list[tuple[int, Skill]] = []
     skipped: list[SkippedSkill] = []
-    for plugin, source in collect(pm, "ikigai_skill_sources", notices, _source_problem,
+    for plugin, source in collect(pm, "ikigai_skill_sources", notices, source_problem,
                                   home=home, cwd=cwd):
         try:
             scan = source.scan()
         except Exception as exc:
-            from ikigai_core.hookcall import one_line
-
             notices.report(f"plugin '{plugin}' failed scanning skill source '{source.name}': "
                            f"{one_line(exc)}; its skills are skipped", plugin=plugin)
             continue

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_core.errors import ConfigError, IkigaiError
-from ikigai_toolkit.jsonio import loads
+from ikigai_tools_builtin._jsonio import loads
 
 
 class WriteError(ConfigError, OSError):
@@ -140,13 +140,25 @@ def read_json(path: Path, missing: Any) -> Any:
         return None
 
 
+def cached_json(path: Path) -> Any:
+    """The JSON value in the cache file ``path``: ``OSError`` when it cannot be read,
+    ``ValueError`` when it is not JSON (:func:`parse_json`) or others could have written
+    it (:func:`check_private`: a cache they could edit would decide for you)."""
+    try:
+        check_private(path)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return parse_json(path.read_bytes())
+
+
 def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
     """The ``key`` object of a cache file written as ``{"version": version, key: {...}}``;
-    ``{}`` when the file is missing, unreadable, not JSON, of another version or of
-    another shape (a cache is only ever a shortcut: what it lacks is asked again)."""
+    ``{}`` when the file is missing, unreadable, not JSON, others' to write, of another
+    version or of another shape (a cache is only ever a shortcut: what it lacks is asked
+    again)."""
     try:
-        data = parse_json(path.read_bytes())
-    except (OSError, ValueError):  # ValueError: not JSON, not UTF-8, nested too deeply
+        data = cached_json(path)
+    except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != version:
         return {}

@@ -9,7 +9,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ikigai_core.lifecycle import ToolRunner
+    import threading
+
+    from ikigai_core.outcome import ToolOutcome
 
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Tool names every provider accepts (spec decision 3)."""
@@ -23,6 +25,33 @@ EMPTY: Mapping[str, Any] = MappingProxyType({})
 def tool_name_from_filename(filename: str) -> str:
     """``file-read-tool`` -> ``file_read`` (spec decision 1)."""
     return filename[: -len(TOOL_SUFFIX)].replace("-", "_")
+
+
+@runtime_checkable
+class ToolRunner(Protocol):
+    """Runs the calls of tools that live in a process a source keeps alive (an MCP session).
+
+    A source sets it on its :class:`ToolCandidate`. The executor still
+    validates the arguments, calls the lifecycle hooks, enforces the timeout (it stops
+    waiting and sets ``cancelled``) and the output budget (on the JSON size of the
+    result), and wraps the outcome.
+
+    A runner may also have ``warm()``: start its process now, in the background, and
+    return at once (a second call does nothing). ``chat`` calls it for every tool once
+    its background discovery has found them, so the first call does not wait for a
+    server to start. And ``ready(cancelled)``: start (or restart) its process before a
+    call; the executor calls it first, and the call's timeout starts when it returns.
+    """
+
+    def call(
+        self, tool: Tool, arguments: Mapping[str, Any], *, timeout: float,
+        cancelled: threading.Event,
+    ) -> ToolOutcome:
+        """Run one call and say what happened (``ToolOutcome.result`` on success).
+
+        Stop soon after ``cancelled`` is set (the executor has reported a timeout).
+        """
+        ...
 
 
 class ToolCandidate(NamedTuple):
@@ -84,6 +113,20 @@ class ToolSource(Protocol):
     def scan(self) -> ToolScan:
         """Find this source's tools. Runs no tool: schemas are asked for by the caller."""
         ...
+
+
+def source_problem(source: Any) -> str | None:
+    """What keeps ``source`` from being a :class:`ToolSource` (or a skill source, which has
+    the same shape), if anything."""
+    name = getattr(source, "name", None)
+    if not isinstance(name, str) or not name:
+        return f"its source {source!r} has no name (a non-empty str)"
+    precedence = getattr(source, "precedence", None)
+    if not isinstance(precedence, int) or isinstance(precedence, bool):
+        return f"its source '{name}' has no precedence (an int)"
+    if not callable(getattr(source, "scan", None)):
+        return f"its source '{name}' has no scan() method"
+    return None
 
 
 class Tool(NamedTuple):

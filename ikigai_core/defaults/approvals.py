@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ikigai_core import hookimpl
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:  # the rules and the lifecycle types load when a call is judged
     from ikigai_core.decision import CallDecision

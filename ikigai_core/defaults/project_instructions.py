@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ikigai_core import hookimpl
 from ikigai_core.errors import ConfigError
+from ikigai_core.marker import hookimpl
 from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
 

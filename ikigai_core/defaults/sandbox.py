@@ -20,9 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ikigai_core import hookimpl
 from ikigai_core.config import CHOICES
 from ikigai_core.errors import ConfigError, IkigaiError
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings

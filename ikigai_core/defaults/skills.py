@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ikigai_core import hookimpl
+from ikigai_core.marker import hookimpl
 from ikigai_core.project import find_project
 from ikigai_core.trust import TrustStore
 

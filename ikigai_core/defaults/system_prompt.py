@@ -12,8 +12,8 @@ import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ikigai_core import hookimpl
 from ikigai_core.defaults.project_instructions import read_text
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings

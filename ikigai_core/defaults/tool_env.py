@@ -25,9 +25,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core import hookimpl
 from ikigai_core.entrypoints import Found, remembered
 from ikigai_core.errors import ConfigError, PluginError
+from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
     from ikigai_core.lifecycle import CallContext, ProcessSpec
