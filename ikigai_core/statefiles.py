@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_core.errors import ConfigError, IkigaiError
-from ikigai_tools_builtin._jsonio import loads
+from ikigai_toolkit.jsonio import loads
 
 
 class WriteError(ConfigError, OSError):
