@@ -1,7 +1,8 @@
-"""Stdlib-only pieces for people who write ikigai tools; imports neither pluggy nor ikigai_core.
+"""Stdlib-only pieces shared by ikigai's core, its built-in tools and tool authors; this
+package imports neither pluggy nor ikigai_core.
 
-``from ikigai_toolkit import tool`` (see :mod:`ikigai_toolkit.author`). Names load on first
-use, so importing the package costs a tool's start-up nothing.
+For tool authors: ``from ikigai_toolkit import tool`` (see :mod:`ikigai_toolkit.author`).
+Names load on first use, so importing the package costs a tool's start-up nothing.
 """
 
 from __future__ import annotations
