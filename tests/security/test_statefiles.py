@@ -11,8 +11,10 @@ from ikigai_core.errors import ConfigError
 from ikigai_core.statefiles import (
     MAX_STATE_BYTES,
     WriteError,
+    _own_group,
     ikigai_home,
     parse_json,
+    read_cache,
     read_json,
     read_state,
     refuse_exposed,
@@ -92,3 +94,21 @@ def test_a_full_disk_keeps_the_old_file_and_no_temp_file(tmp_path):
             write_private_json(disk / "x.json", {"rules": ["x" * 8192]})
         assert (disk / "x.json").read_text() == "old"
         assert sorted(os.listdir(disk)) == ["filler", "x.json"]
+
+
+def test_a_cache_others_could_write_is_no_cache(tmp_path):
+    cache = tmp_path / "schemas.json"
+    cache.write_text('{"version": 1, "entries": {"x": {}}}')
+    assert read_cache(cache, 1, "entries") == {"x": {}}
+    cache.chmod(0o666)
+    assert read_cache(cache, 1, "entries") == {}
+
+
+def test_a_group_of_your_own_may_write_a_state_file(tmp_path):
+    if not _own_group(os.getegid()):
+        pytest.skip("your primary group has other members here")
+    path = tmp_path / "config.json"
+    path.write_text("{}")
+    os.chown(path, -1, os.getegid())
+    path.chmod(0o660)
+    assert read_json(path, None) == {}
