@@ -5,10 +5,13 @@ what ikigai sends would be accepted.
 - Gemini (``/v1beta/models/M:generateContent`` and its stream): each ``functionDeclaration`` by its
   documented rules (``ikigai_provider_google/rules.py``, each with its link), and a
   ``parametersJsonSchema`` must be valid JSON Schema 2020-12;
-- Anthropic (``/v1/messages``) and OpenAI (``/chat/completions``): each tool's schema must be
-  valid JSON Schema 2020-12, as the APIs check it ("input_schema: JSON schema is invalid.
-  It must match JSON Schema draft 2020-12"; "Invalid schema for function 'f': [...] is not
-  of type 'object', 'boolean'").
+- Anthropic (``/v1/messages``) and OpenAI (``/chat/completions``, ``/responses``): each tool's
+  schema must be valid JSON Schema 2020-12, as the APIs check it ("input_schema: JSON schema
+  is invalid. It must match JSON Schema draft 2020-12"; "Invalid schema for function 'f':
+  [...] is not of type 'object', 'boolean'");
+- OpenAI Responses, stateless: each ``function_call_output`` answers a ``function_call`` of
+  the same ``call_id`` earlier in ``input`` ("No tool call found for function call output
+  with call_id X.").
 """
 
 from __future__ import annotations
@@ -28,10 +31,14 @@ _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 def refusal(request: RecordedRequest) -> Reply | None:
     """The API's 400 for ``request`` when its tools break the API's rules, else ``None``."""
     body = request.json
-    if not isinstance(body, Mapping) or not isinstance(body.get("tools"), list):
+    if not isinstance(body, Mapping):
         return None
-    for provider, (marker, problems) in _CHECKS.items():
-        if marker in request.path:
+    if request.path.endswith("/responses") and (unanswered := _unanswered(body)):
+        return REPLIES["openai"].error(400, unanswered[0])
+    if not isinstance(body.get("tools"), list):
+        return None
+    for provider, (markers, problems) in _CHECKS.items():
+        if any(marker in request.path for marker in markers):
             found = problems(body["tools"])
             return REPLIES[provider].error(400, found[0]) if found else None
     return None
@@ -60,14 +67,25 @@ def _anthropic(tools: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def _openai(tools: Iterable[Mapping[str, Any]]) -> list[str]:
-    functions = [tool.get("function") or {} for tool in tools]
+    functions = [tool.get("function") or tool for tool in tools]  # Responses tools are flat
     return [problem for function in functions for problem in _not_2020_12(
         f"Invalid schema for function '{function.get('name')}'", function.get("parameters", {}))]
 
 
-_CHECKS: dict[str, tuple[str, Callable[[Iterable[Mapping[str, Any]]], list[str]]]] = {
-    "google": ("/v1beta/models/", _gemini),
-    "anthropic": ("/v1/messages", _anthropic),
-    "openai": ("/chat/completions", _openai),
+def _unanswered(body: Mapping[str, Any]) -> list[str]:
+    """The ``function_call_output`` items of a stateless Responses request with no call."""
+    if body.get("previous_response_id"):
+        return []
+    items = [item for item in body.get("input") or () if isinstance(item, Mapping)]
+    called = {item.get("call_id") for item in items if item.get("type") == "function_call"}
+    return [f"No tool call found for function call output with call_id {item.get('call_id')}."
+            for item in items
+            if item.get("type") == "function_call_output" and item.get("call_id") not in called]
+
+
+_CHECKS: dict[str, tuple[tuple[str, ...], Callable[[Iterable[Mapping[str, Any]]], list[str]]]] = {
+    "google": (("/v1beta/models/",), _gemini),
+    "anthropic": (("/v1/messages",), _anthropic),
+    "openai": (("/chat/completions", "/responses"), _openai),
 }
 """Per provider: what its request paths contain, and the problems of its ``tools``."""

@@ -178,10 +178,13 @@ class ResponsesWire(Provider):
 
     def finish_turn(self, turn: TurnBuilder) -> AssistantMessage:
         """The turn in Chat Completions form, with the response's output items (kept to go
-        back unchanged) and its id."""
-        raw = assistant_message(turn.text or None, turn.call_texts())
-        if turn.parts:
-            raw["output"] = turn.ordered_parts()
+        back unchanged, unless they miss one of its calls) and its id."""
+        calls = turn.call_texts()
+        raw = assistant_message(turn.text or None, calls)
+        items = turn.ordered_parts()
+        called = [item.get("call_id") for item in items if item.get("type") == "function_call"]
+        if items and called == [call_id for call_id, _, _ in calls]:
+            raw["output"] = items
         if isinstance(turn, ResponseTurn) and turn.response_id:
             raw["response_id"] = turn.response_id
         return turn.message(raw=raw)

@@ -56,6 +56,17 @@ class TestOpenAIResponsesWire(ProviderContract):
         assert message.raw["output"] == RESPONSES.items("Let me list.", [LS, READ], "Plan.")
         assert message.raw["response_id"] == "resp_1"
 
+    def test_items_missing_a_call_are_not_kept(self, fake_server):
+        """A stream that never finished its call's item goes back in chat form, calls and
+        all: replaying only the reasoning would lose the call."""
+        events = self.replies.events(calls=[LS], reasoning="Plan.")
+        *head, (name, last) = [(n, e) for n, e in events if not (
+            n == "response.output_item.done" and e["item"]["type"] == "function_call")]
+        fake_server.push(self.replies.stream([*head, (name, {
+            **last, "response": {**last["response"], "output": []}})]))
+        message = self.send(fake_server.url, stream=True)
+        assert self.calls(message) == [LS] and "output" not in message.raw
+
     def test_failed_response_is_an_error(self, fake_server):
         events = self.replies.events("partial")
         fake_server.push(self.replies.stream([*events[:3], self.replies.failed_event("Boom")]))
