@@ -32,14 +32,22 @@ class Acme(SearchBackend):
                 for n in range(3)]
 
 
+class Broken(SearchBackend):
+    name = "broken"
+    endpoint = "https://broken.invalid/search"
+
+    def search(self, query, http, environ):
+        return [{"title": "no url"}]
+
+
 @hookimpl
 def ikigai_search_backends():
-    return [Acme(), "not a backend"]
+    return [Acme(), Broken(), "not a backend"]
 """
 
 
-def search(tmp_path, home, **env):
-    (home / "config.json").write_text(json.dumps({"web": {"search_backends": ["acme"]}}))
+def search(tmp_path, home, backends=("acme",), **env):
+    (home / "config.json").write_text(json.dumps({"web": {"search_backends": list(backends)}}))
     child = {**os.environ, "IKIGAI_HOME": str(home), "PYTHONPATH": str(tmp_path / "site"), **env}
     done = subprocess.run([IKIGAI, "tool", "run", "web_search",
                            '{"query": "rockets", "max_results": 2}'],
@@ -58,6 +66,14 @@ def test_hook_ikigai_search_backends_gives_a_backend_that_answers(site, tmp_path
     assert answer["notes"] == [
         "plugin 'acme_search' failed in ikigai_search_backends: it returned a str, not a "
         "SearchBackend; skipped. Disable it with IKIGAI_DISABLE_PLUGINS=acme_search"]
+
+
+def test_a_backend_whose_results_are_malformed_hands_over_to_the_next(site, tmp_path,
+                                                                     isolated_home):
+    site("acme-search", "acme_search", PLUGIN)
+    answer = search(tmp_path, isolated_home, backends=("broken", "acme"))
+    assert answer["backend"] == "acme"
+    assert answer["failed"] == [{"backend": "broken", "error": "broken: failed (KeyError: 'url')"}]
 
 
 def test_a_blocked_plugin_gives_no_backend(site, tmp_path, isolated_home):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ikigai_tools_web.search.backend import BackendError, Query, SearchBackend
@@ -42,7 +42,7 @@ def chosen(known: Mapping[str, SearchBackend], names: Sequence[str],
     return picked
 
 
-def setup_message(backends: Sequence[SearchBackend] | Any) -> str:
+def setup_message(backends: Iterable[SearchBackend]) -> str:
     """What to set to search, for every backend: its variables and its sign-up page."""
     ways = []
     for backend in sorted(backends, key=lambda b: (b.order, b.name)):
@@ -73,12 +73,11 @@ def search(query: Query, backends: Sequence[SearchBackend], http: Any,
         try:
             if not backend.configured(environ):
                 raise BackendError(f"{backend.name}: set {' and '.join(requirements(backend))}")
-            found = backend.search(query, http, environ)
+            found = ranked(query, backend.name, backend.search(query, http, environ))
         except Exception as exc:  # any backend's failure (a plugin's bug too): ask the next
             failed.append({"backend": backend.name, "error": _why(backend, exc)})
             continue
-        return {"backend": backend.name, "results": ranked(query, backend.name, found),
-                "failed": failed}
+        return {"backend": backend.name, "results": found, "failed": failed}
     raise SearchFailed("no search backend answered: "
                        + "; ".join(f["error"] for f in failed))
 

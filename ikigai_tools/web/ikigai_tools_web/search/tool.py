@@ -11,7 +11,10 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ikigai_tools_web.search.backend import Query, SearchBackend
 
 FRESHNESS = ("day", "week", "month", "year")
 DEFAULT_RESULTS = 5
@@ -113,7 +116,7 @@ def with_settings(environ: Mapping[str, str], settings: Mapping[str, Any]) -> di
     return merged
 
 
-def parse_query(args: Mapping[str, Any]) -> Any:
+def parse_query(args: Mapping[str, Any]) -> Query:
     """The :class:`~ikigai_tools_web.search.Query` the arguments ask for (checked: a
     tool validates its own input, whoever ran it)."""
     from ikigai_tools_web.search.backend import Query
@@ -140,12 +143,11 @@ def _domains(args: Mapping[str, Any], key: str) -> tuple[str, ...]:
     return tuple(d.strip().lower().removeprefix("www.").strip(".") for d in value)
 
 
-def installed_backends(environ: Mapping[str, str]) -> tuple[dict[str, Any], list[str]]:
+def installed_backends(environ: Mapping[str, str]) -> tuple[dict[str, SearchBackend], list[str]]:
     """Every backend the installed plugins give (``ikigai_search_backends``), by name,
     and one line for each plugin or backend that could not be used."""
     from ikigai_core.app import App
     from ikigai_core.hookcall import collect
-    from ikigai_tools_web.search.backend import SearchBackend
 
     app = App(environ)  # ikigai's own plugin manager, its entry-point list remembered
     notices = app.notices
