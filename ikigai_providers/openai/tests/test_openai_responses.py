@@ -201,3 +201,22 @@ def test_bad_wire_setting_is_one_line_before_any_request(fake_server, ask):
         "ikigai: environment variable OPENAI_WIRE must be one of responses, chat, auto, got "
         "'respones'; fix or unset it"]
     assert fake_server.requests == []
+
+
+def test_chat_resume_replays_the_reasoning_items(fake_server, ask, tmp_path):
+    """``chat --resume ID`` sends the recorded turn's items back as they came."""
+    fake_server.push(RESPONSES.turn("Noted.", reasoning="Think it over."),
+                     RESPONSES.turn("Still noted.", reasoning="Again."))
+    first = ask("--json", "Remember 7.")
+    assert first.returncode == 0, first.stderr
+    session = json.loads(first.stdout)["session"]
+    chat = subprocess.run([IKIGAI, "chat", "--plain", "--resume", session], cwd=tmp_path,
+                          env={**os.environ, "OPENAI_API_KEY": KEY, "IKIGAI_PROVIDER": "openai",
+                               "OPENAI_BASE_URL": fake_server.url, "OPENAI_WIRE": "responses"},
+                          input="What was it?\n", capture_output=True, text=True, timeout=60)
+    assert chat.returncode == 0, chat.stderr
+    assert "Still noted." in chat.stdout
+    assert fake_server.requests[1].json["input"] == [
+        {"role": "user", "content": "Remember 7."},
+        *RESPONSES.items("Noted.", reasoning="Think it over."),
+        {"role": "user", "content": "What was it?"}]
