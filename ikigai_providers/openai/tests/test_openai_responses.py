@@ -14,6 +14,7 @@ from ikigai_provider_openai.serializer import OpenAISerializer
 
 from ikigai_core.conversation import Conversation, UserMessage
 from ikigai_core.errors import ConfigError
+from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.fakeserver import RecordedRequest
 from tests.support.provider_contract import KEY, LS, READ, ProviderContract
 from tests.support.responses_replies import RESPONSES
@@ -99,6 +100,29 @@ def test_a_bad_setting_stops_the_call(var, value):
     with pytest.raises(ConfigError, match=f"environment variable {var} must be .*got '{value}'"):
         openai.http_request({"model": "m", "messages": []}, model="m", stream=False,
                             api_key="k", environ={"OPENAI_WIRE": "responses", var: value})
+
+
+def test_a_whole_conversation_as_responses_input():
+    """Turns without Responses items (made on the chat wire, or by hand) go as messages and
+    ``function_call`` items; results as ``function_call_output`` by ``call_id``."""
+    body = openai.request_body(full_conversation(), builtin_tools(), model="m", stream=False)
+    sent = openai.http_request(body, model="m", stream=False, api_key=None,
+                               environ={"OPENAI_WIRE": "responses"}).body
+    assert sent["instructions"] == "You are terse."
+    assert sent["input"] == [
+        {"role": "user", "content": "Summarize the README and list TODOs"},
+        {"role": "assistant", "content": "Let me look."},
+        {"type": "function_call", "call_id": "call_read", "name": "file_read",
+         "arguments": '{"file_path": "README.md"}'},
+        {"type": "function_call", "call_id": "call_grep", "name": "grep",
+         "arguments": '{"pattern": "TODO", "path": "nowhere"}'},
+        {"type": "function_call_output", "call_id": "call_read", "output": json.dumps(OK_ENVELOPE)},
+        {"type": "function_call_output", "call_id": "call_grep",
+         "output": json.dumps(ERROR_ENVELOPE)},
+        {"role": "assistant", "content": "It is about ikigai; grep failed."},
+        {"role": "user", "content": "Thanks"},
+    ]
+    assert "stream" not in sent and [t["name"] for t in sent["tools"]][:2] == ["bash", "file_edit"]
 
 
 def test_a_responses_turn_goes_on_over_chat_without_its_items():
