@@ -79,6 +79,40 @@ def run_tool(arguments: dict[str, object], env: dict[str, str],
         return answer, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
+def cached_copy(path: Path, url: str, env: dict[str, str]) -> None:
+    """Put a public page in the cache as a fetch would (the benchmark is offline)."""
+    import time
+
+    from ikigai_tools_web.fetch.cache import Cache, Entry
+
+    page = {"final_url": url, "status": 200, "content_type": "text/html", "title": "Docs",
+            "retrieved_at": "2026-01-01T00:00:00+00:00", "raw": "<p>x</p>" * 4000,
+            "markdown": "x\n\n" * 4000}
+    Cache(str(path), 100 * 2**20).put(url, Entry(page, time.time(), "93.184.215.14",
+                                                  "docs.example.org", False, None, None))
+
+
+def hit_time(label: str, page: dict[str, object], env: dict[str, str]) -> None:
+    """Print the tool's own CPU time on a cache hit of ``page``, and its instructions."""
+    hits, bares = [], []
+    for _ in range(ROUNDS):
+        answer, _, cpu = run_tool(page, env)
+        assert answer["cached"] is True, answer
+        hits.append(cpu)
+        bares.append(run_tool({}, env, [sys.executable, "-c", "print('null')"])[2])
+    own = statistics.median(hits) - statistics.median(bares)
+    print(f"web_fetch cache hit, {label}: {ms(statistics.median(hits))} CPU, a bare "
+          f"interpreter {ms(statistics.median(bares))}: the tool's own time {ms(own)}, "
+          f"medians of {ROUNDS} (target <= {ms(HIT_TARGET)}: "
+          f"{'PASS' if own <= HIT_TARGET else 'FAIL'})", flush=True)
+    counted = (instructions([TOOL], env, stdin=json.dumps(page).encode()),
+               instructions([sys.executable, "-c", "pass"], env))
+    if counted[0] and counted[1]:
+        print(f"  instructions (callgrind): the hit {counted[0] / 1e6:.1f} M, a bare "
+              f"interpreter {counted[1] / 1e6:.1f} M: the tool's own "
+              f"{(counted[0] - counted[1]) / 1e6:.1f} M", flush=True)
+
+
 def main() -> None:
     """Measure and print."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -96,25 +130,11 @@ def main() -> None:
             print(f"web_fetch {path} (200 MB served): peak RSS {rss / 2**20:.1f} MiB, "
                   f"kept {result.get('total_chars')} characters "
                   f"(target <= 64 MiB: {'PASS' if rss <= RSS_TARGET else 'FAIL'})", flush=True)
-        page = {"url": url + "/page", "max_chars": 1000}
-        run_tool(page, env)
-        hits, bares = [], []
-        for _ in range(ROUNDS):
-            answer, _, cpu = run_tool(page, env)
-            assert answer["cached"] is True
-            hits.append(cpu)
-            bares.append(run_tool({}, env, [sys.executable, "-c", "print('null')"])[2])
-        own = statistics.median(hits) - statistics.median(bares)
-        print(f"web_fetch cache hit: {ms(statistics.median(hits))} CPU, a bare interpreter "
-              f"{ms(statistics.median(bares))}: the tool's own time {ms(own)}, medians of "
-              f"{ROUNDS} (target <= {ms(HIT_TARGET)}: {'PASS' if own <= HIT_TARGET else 'FAIL'})",
-              flush=True)
-        counted = (instructions([TOOL], env, stdin=json.dumps(page).encode()),
-                   instructions([sys.executable, "-c", "pass"], env))
-        if counted[0] and counted[1]:
-            print(f"  instructions (callgrind): the hit {counted[0] / 1e6:.1f} M, a bare "
-                  f"interpreter {counted[1] / 1e6:.1f} M: the tool's own "
-                  f"{(counted[0] - counted[1]) / 1e6:.1f} M", flush=True)
+        run_tool({"url": url + "/page"}, env)
+        hit_time("an allow-listed private page", {"url": url + "/page", "max_chars": 1000}, env)
+        public = "https://docs.example.org/page"
+        cached_copy(Path(home) / "web-cache.db", public, env)
+        hit_time("a public page", {"url": public, "max_chars": 1000}, env)
     server.shutdown()
 
 
