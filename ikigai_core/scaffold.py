@@ -18,7 +18,7 @@ from ikigai_core.errors import IkigaiError, UsageError
 TEMPLATES = Path(__file__).with_name("templates")
 """One ``LANG.tool`` per language and the shared ``test.tmpl`` (package data)."""
 LANGUAGES = ("python", "bash", "node", "go", "c")
-BUILD = {"go": ("go", "build", "-o"), "c": ("cc", "-O2", "-o")}
+BUILD = {"go": ("go", "build", "-o"), "c": ("cc", "-o")}
 """Compiled languages: the command that builds ``NAME-tool`` from ``NAME-tool.LANG``."""
 BUILD_TIMEOUT = 120
 NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")

@@ -1,5 +1,5 @@
 /* The {{name}} tool: shout TEXT back in capitals.
- * Build it: cc -O2 -o {{program}} {{program}}.c
+ * Build it: cc -o {{program}} {{program}}.c
  * Try it: ikigai tool test {{name}} '{"text": "hi"}'
  * A small JSON reader for the one object on stdin: strings, integers, and skipping the rest. */
 #include <ctype.h>
