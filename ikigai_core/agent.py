@@ -7,9 +7,10 @@ go back in call order (issue 4, "Core: conversation, request building, loop").
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +31,20 @@ from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
-    from ikigai_core.execution import CallResult
+    from ikigai_core.execution import CallResult, ToolExecutor
     from ikigai_core.providers import Provider
     from ikigai_core.tools import Tool
 
+CANCEL_POLL = 0.05
+"""Seconds between looks at whether a turn whose tools run was cancelled."""
+
+
 class TurnLimitReached(IkigaiError):
     """The model still wanted to call tools when the turn limit was reached."""
+
+
+class Cancelled(IkigaiError):
+    """The prompt was cancelled (:meth:`ikigai_core.session.Session.cancel`)."""
 
 
 def build_request(
@@ -72,6 +81,9 @@ class Agent:
     :param on_text: receives the model's text as it arrives (whole per turn without ``stream``).
     :param on_tool_start: called in call order before a turn's tools start.
     :param on_tool_end: called as each tool finishes, with its envelope.
+    :param executor: runs the tool calls (default: the app's); a session's asks its asker.
+    :param cancelled: once set, :meth:`run` stops at the next piece of text, before the
+        next request, or while tools run (killing them), raising :class:`Cancelled`.
     """
 
     app: App
@@ -85,6 +97,8 @@ class Agent:
     on_text: Callable[[str], None] = lambda text: None
     on_tool_start: Callable[[ToolCall], None] = lambda call: None
     on_tool_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, envelope: None
+    executor: ToolExecutor | None = None
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     _tools_changed: Any = field(default=None, init=False, repr=False)
 
     def run(self, conversation: Conversation, prompt: str) -> AssistantMessage:
@@ -107,10 +121,11 @@ class Agent:
         while True:
             self._follow_tool_changes()
             tools = self.toolset.tools(self.registry)
+            self._check_cancelled()
             self.on_request()
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
-                environ=self.app.environ, on_text=self.on_text if self.stream else None,
+                environ=self.app.environ, on_text=self._text if self.stream else None,
             )
             turns += 1
             if not self.stream and reply.text:
@@ -125,6 +140,14 @@ class Agent:
                 )
             conversation.add(ToolResultsMessage(
                 self.run_calls(reply.tool_calls, self._offered(tools))))
+
+    def _check_cancelled(self) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled("cancelled")
+
+    def _text(self, piece: str) -> None:
+        self._check_cancelled()
+        self.on_text(piece)
 
     def _offered(self, tools: Sequence[Tool]) -> dict[str, Tool]:
         """The tools a request carrying ``tools`` advertised: those the provider could take
@@ -159,12 +182,21 @@ class Agent:
         with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
             futures = {pool.submit(self._timed, call, offered): call for call in calls}
             try:
-                for future in as_completed(futures):
-                    self.on_tool_end(futures[future], future.result().envelope)
+                self._report_ends(futures)
             except BaseException:
                 _cancel(futures)
                 raise
         return tuple(future.result() for future in futures)
+
+    def _report_ends(self, futures: Mapping[Future[ToolResult], ToolCall]) -> None:
+        """Tell ``on_tool_end`` of each call as it ends; raise :class:`Cancelled` once
+        :attr:`cancelled` is set."""
+        running = set(futures)
+        while running:
+            ended, running = wait(running, timeout=CANCEL_POLL, return_when=FIRST_COMPLETED)
+            for future in [f for f in futures if f in ended]:  # in call order
+                self.on_tool_end(futures[future], future.result().envelope)
+            self._check_cancelled()
 
     def _timed(self, call: ToolCall, offered: Mapping[str, Tool]) -> ToolResult:
         started = time.monotonic()
@@ -182,7 +214,7 @@ class Agent:
         unparsed = None
         if call.arguments is None:
             unparsed = call.arguments_error or "not a JSON object"
-        done = self.app.executor.call(
+        done = (self.executor or self.app.executor).call(
             offered, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
             prepare=self.provider.prepare_arguments,
         )

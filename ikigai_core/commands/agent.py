@@ -1,5 +1,5 @@
-"""``ikigai request`` and ``ask``, and what ``chat`` shares with them: choosing the provider,
-the model, the system prompt, the toolset and the agent."""
+"""``ikigai request`` and ``ask``, and what ``chat`` shares with them: the options, and the
+core :class:`~ikigai_core.session.Session` they ask for, with what is said on stderr."""
 
 from __future__ import annotations
 
@@ -10,49 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ikigai_core.agent import Agent, build_request
+from ikigai_core.agent import build_request
 from ikigai_core.app import App
 from ikigai_core.commands.approving import approval_options, grants
 from ikigai_core.commands.frontend import QuietFrontEnd, front_end, plain_option
 from ikigai_core.commands.output import echo_json, warn
-from ikigai_core.commands.sessions import Recorder
 from ikigai_core.commands.tools import pass_app, report_skipped
-from ikigai_core.conversation import Conversation, ToolResultsMessage, UserMessage, usage_of
+from ikigai_core.conversation import ToolResultsMessage, UserMessage, usage_of
 from ikigai_core.errors import UsageError
-from ikigai_core.prompt import system_prompt, with_skill
-from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
-from ikigai_core.toolset import Toolset
-from ikigai_core.transport import api_key
+from ikigai_core.session import Session, choose_model, choose_provider, ready_provider
+from ikigai_core.session import start_conversation as core_start
 
 if TYPE_CHECKING:
     from ikigai_core.commands.frontend import FrontEnd
-    from ikigai_core.conversation import AssistantMessage, Message
+    from ikigai_core.conversation import AssistantMessage, Conversation, Message
     from ikigai_core.providers import Provider
     from ikigai_core.registry import Registry
-
-
-def choose_provider(app: App, name: str | None) -> Provider:
-    """``--provider`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key
-    set > the first with its base URL set (a local server needs no key)."""
-    name = name or app.settings.provider
-    if name:
-        return get_provider(app.pm, name, app.notices)
-    providers = collect_providers(app.pm, app.notices)
-    for signs in (lambda p: p.api_key_env, lambda p: (p.base_url_env,)):
-        for provider in providers.values():
-            if any(app.environ.get(var) for var in signs(provider)):
-                return provider
-    if not providers:
-        raise UsageError(f"No provider installed. {INSTALL_HINT}")
-    raise UsageError(
-        "No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
-        f"(installed: {', '.join(providers)})"
-    )
-
-
-def choose_model(app: App, provider: Provider, name: str | None) -> str:
-    """``--model`` > ``IKIGAI_MODEL``/config > the provider's default model."""
-    return name or app.settings.model or provider.default_model
+    from ikigai_core.toolset import Toolset
 
 
 def _options(*options: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -96,33 +70,6 @@ continue_option = click.option(
     help="Go on with the last conversation in this directory (from the session log).")
 
 
-def make_agent(app: App, front: FrontEnd, provider: str | None, model: str | None,
-               stream: bool, max_turns: int | None) -> Agent:
-    """The agent the options ask for, reporting to ``front``; a wrongly configured setting
-    or a missing API key fails here, before any discovery."""
-    app.settings.verify()
-    check_tool_guards(app)
-    chosen = choose_provider(app, provider)
-    api_key(chosen, app.environ)
-    return Agent(
-        app, chosen, choose_model(app, chosen, model), stream=stream,
-        max_turns=max_turns or app.settings.max_turns, on_request=front.request,
-        on_text=front.text, on_tool_start=front.tool_start, on_tool_end=front.tool_end,
-    )
-
-
-def check_tool_guards(app: App) -> None:
-    """Fail now, before the model is asked, on what would refuse every tool call later: a
-    ``tool_env`` the environment policy cannot read, a sandbox bubblewrap cannot build.
-    Each is checked by its own plugin's code, unless that plugin is disabled."""
-    from ikigai_core.defaults import sandbox, tool_env
-
-    if not app.pm.is_blocked(tool_env.__name__):
-        tool_env.filter_env({}, app.settings.tool_env, ())
-    if not app.pm.is_blocked(sandbox.__name__) and app.settings.sandbox != "off":
-        sandbox.usable_bwrap()
-
-
 def report_empty(reply: AssistantMessage) -> None:
     """On stderr: the model's last turn had neither text nor tool calls (else nothing shows)."""
     if not reply.text.strip() and not reply.tool_calls:
@@ -138,27 +85,23 @@ def report_unfit(provider: Provider, registry: Registry) -> None:
                  f"see `ikigai tool check {fit.tool}`")
 
 
-def _discovered(app: App, provider: Provider, toolset: Toolset) -> Registry:
+def _discovered(app: App, provider: Provider) -> Registry:
+    """Discover the tools now, saying which were skipped and which ``provider`` cannot take."""
     registry = app.registry()
     report_skipped(registry, verbose=False)
     report_unfit(provider, registry)
-    toolset.verify(registry)
     return registry
 
 
 def start_conversation(app: App, system: str | None, skills: tuple[str, ...],
                        tools: str | None, no_tools: bool) -> tuple[Conversation, Toolset]:
     """The conversation's system prompt and toolset, as the options ask (the skills of
-    ``--skill`` loaded); an unknown skill or unreadable ``@FILE`` is a usage error."""
-    if system is not None:
-        app.settings = app.settings._replace(system_prompt=_read_system(system))
+    ``--skill`` loaded), after saying which skills were skipped and whether the project's
+    instructions are sent; an unknown skill or unreadable ``@FILE`` is a usage error."""
+    text = None if system is None else _read_system(system)
     report_skipped(app.skills, verbose=False, what="skill")
     report_ignored_instructions(app)
-    toolset = Toolset.chosen(app.settings, app.skills, tools=tools, no_tools=no_tools)
-    conversation = Conversation(system=system_prompt(app))
-    for name in skills:
-        conversation.system = with_skill(conversation.system, toolset.load(name))
-    return conversation, toolset
+    return core_start(app, system=text, skills=skills, tools=tools, no_tools=no_tools)
 
 
 def report_ignored_instructions(app: App) -> None:
@@ -198,9 +141,10 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
     chosen = choose_provider(app, provider)
     conversation, toolset = start_conversation(app, system, skills, tools, no_tools)
     conversation.add(UserMessage(prompt))
-    body = build_request(chosen, conversation, _discovered(app, chosen, toolset),
-                         model=choose_model(app, chosen, model), stream=stream,
-                         toolset=toolset)
+    registry = _discovered(app, chosen)
+    toolset.verify(registry)
+    body = build_request(chosen, conversation, registry, model=choose_model(app, chosen, model),
+                         stream=stream, toolset=toolset)
     echo_json(body)
 
 
@@ -229,23 +173,32 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     if not prompt.strip():
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
     front = QuietFrontEnd(app) if as_json else front_end(app, plain=plain, interactive=False)
-    agent = make_agent(app, front, provider, model, stream, max_turns)
-    recorder = Recorder(app, "ask", enabled=app.settings.log and not no_log)
-    conversation, agent.toolset = start_conversation(app, system, skills, tools, no_tools)
-    conversation = (recorder.resume(agent.provider.name, agent.toolset, session=None,
-                                    last=resume_last)
-                    or conversation)
-    agent.registry = _discovered(app, agent.provider, agent.toolset)
-    mark = len(conversation.messages)
+    session = cli_session(app, front, "ask", provider=provider, model=model, stream=stream,
+                          max_turns=max_turns, no_log=no_log, system=system, skills=skills,
+                          tools=tools, no_tools=no_tools)
+    session.resume(last=resume_last)
+    session.use_tools(_discovered(app, session.provider))
     try:
-        with granted(grants(yes, allow)), front.turn():
-            reply = agent.run(conversation, prompt)
+        with granted(grants(yes, allow)):
+            reply = session.send(prompt)
     finally:
         front.end_line()
-    recorder.record(agent, conversation, mark, prompt)
     report_empty(reply)
     if as_json:
-        echo_json(answer_json(reply, conversation.messages[mark:], recorder.session))
+        echo_json(answer_json(reply, session.exchange, session.id))
+
+
+def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None,
+                model: str | None, stream: bool, max_turns: int | None, no_log: bool,
+                system: str | None, skills: tuple[str, ...], tools: str | None,
+                no_tools: bool) -> Session:
+    """The session ``command`` (``ask``, ``chat``) talks through, as its options ask,
+    reporting to ``front``; it fails before any discovery when the provider cannot be used."""
+    chosen = ready_provider(app, provider)
+    started, toolset = start_conversation(app, system, skills, tools, no_tools)
+    return Session(app, chosen, choose_model(app, chosen, model), conversation=started,
+                   toolset=toolset, events=front, stream=stream, max_turns=max_turns,
+                   command=command, log=app.settings.log and not no_log)
 
 
 def read_prompt(prompt: str | None) -> str:

@@ -13,10 +13,9 @@ from ikigai_core.commands.chat_table import ChatCommand
 from ikigai_core.commands.output import printable
 from ikigai_core.commands.skills import skill_lines
 from ikigai_core.errors import UsageError
-from ikigai_core.prompt import with_skill
 
 if TYPE_CHECKING:
-    from ikigai_core.commands.chat import ChatSession
+    from ikigai_core.commands.chat_session import ChatSession
 
 
 def list_skills(chat: ChatSession, argument: str) -> None:
@@ -35,8 +34,7 @@ def load_skill(chat: ChatSession, argument: str) -> None:
     if argument in toolset.loaded:
         click.echo(printable(f"Skill {argument} is loaded already."))
         return
-    skill = toolset.load(argument)
-    chat.conversation.system = with_skill(chat.conversation.system, skill)
+    skill = chat.session.load_skill(argument)
     click.echo(printable(f"Skill {skill.name} loaded."))
     click.echo(printable(toolset.describe(chat.tools())))
 

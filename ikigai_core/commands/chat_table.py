@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ikigai_core.commands.chat import ChatSession
+    from ikigai_core.commands.chat_session import ChatSession
 
 
 @dataclass(frozen=True)

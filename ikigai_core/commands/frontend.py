@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
+from ikigai_core.commands.chatview import chatting_with
 from ikigai_core.commands.output import printable, warn
 from ikigai_core.statefiles import ensure_private_dir
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
-    from ikigai_core.commands.chat import ChatSession
+    from ikigai_core.commands.chatview import ChatView
     from ikigai_core.conversation import ToolCall
 
 PROMPT = "> "
@@ -58,7 +59,7 @@ class FrontEnd(Protocol):
     def turn(self) -> AbstractContextManager[None]:
         """Around one prompt's whole exchange (the model's turns and the tools)."""
 
-    def started(self, chat: ChatSession, guard: str) -> None:
+    def started(self, chat: ChatView, guard: str) -> None:
         """The chat is about to read its first line; ``guard`` says how tools are guarded."""
 
     def cleared(self) -> None:
@@ -66,12 +67,6 @@ class FrontEnd(Protocol):
 
     def lines(self) -> Iterator[str]:
         """The lines the user sends, until they leave."""
-
-
-def chatting_with(chat: ChatSession) -> str:
-    """``chatting with openai gpt-4o in project /src/app``: the banner's start."""
-    where = f" in project {chat.app.project}" if chat.app.project else ""
-    return f"chatting with {chat.agent.provider.name} {chat.agent.model}{where}"
 
 
 def is_plain(app: App, plain: bool) -> bool:
@@ -133,7 +128,7 @@ class PlainFrontEnd:
         """Nothing around a turn; the text's last line is ended."""
         return nullcontext()
 
-    def started(self, chat: ChatSession, guard: str) -> None:
+    def started(self, chat: ChatView, guard: str) -> None:
         """On a terminal: say who we chat with and how tools are guarded; let plugins ask
         the user questions."""
         if self.interactive:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyPressEvent
 
     from ikigai_core.app import App
-    from ikigai_core.commands.chat import ChatSession
+    from ikigai_core.commands.chatview import ChatView
 
 PROMPT = "> "
 HISTORY_FILE = "prompt-history"
@@ -63,7 +63,7 @@ def fitted(words: Iterable[str], width: int) -> str:
 class ChatCompleter(Completer):
     """Slash commands at the start of the line; tool names after ``/tool``."""
 
-    def __init__(self, chat: ChatSession) -> None:
+    def __init__(self, chat: ChatView) -> None:
         self.chat = chat
 
     def get_completions(self, document: Document,
@@ -93,7 +93,7 @@ class LineInput:
     :param shown: called once, when the first prompt is on the screen.
     """
 
-    def __init__(self, app: App, chat: ChatSession,
+    def __init__(self, app: App, chat: ChatView,
                  shown: Callable[[], object] | None = None) -> None:
         self.app = app
         self.chat = chat

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ikigai_core import hookimpl
-from ikigai_core.commands.frontend import chatting_with
+from ikigai_core.commands.chatview import chatting_with
 from ikigai_core.commands.output import printable
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from ikigai_core.app import App
-    from ikigai_core.commands.chat import ChatSession
+    from ikigai_core.commands.chatview import ChatView
     from ikigai_core.commands.lineinput import LineInput
     from ikigai_core.conversation import ToolCall
     from ikigai_core.lifecycle import CallRecord
@@ -206,7 +206,7 @@ class Screen:
         self.running: dict[int, _Running] = {}
         self.live: Live | None = None
         self._spinner: Spinner | None = None
-        self.chat: ChatSession | None = None
+        self.chat: ChatView | None = None
         self.input: LineInput | None = None
         self.question_time = QuestionTime()
 
@@ -352,7 +352,7 @@ class Screen:
 
     # -- the chat -------------------------------------------------------------
 
-    def started(self, chat: ChatSession, guard: str) -> None:
+    def started(self, chat: ChatView, guard: str) -> None:
         """Say who we chat with; plugins may now ask the user questions. How tools are
         guarded is on the status line (``/approve`` says ``guard`` in full)."""
         from ikigai_core.commands.lineinput import LineInput

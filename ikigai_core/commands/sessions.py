@@ -1,4 +1,5 @@
-"""``ikigai sessions list|show|rm``, and the recorder ``ask`` and ``chat`` log through."""
+"""``ikigai sessions list|show|rm``: the conversations :class:`~ikigai_core.session.Session`
+recorded."""
 
 from __future__ import annotations
 
@@ -9,109 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ikigai_core.commands.output import echo_json, printable, warn
+from ikigai_core.commands.output import echo_json, printable
 from ikigai_core.commands.tools import pass_app
-from ikigai_core.errors import IkigaiError, UsageError
+from ikigai_core.session import store_of
 
 if TYPE_CHECKING:
-    from ikigai_core.agent import Agent
     from ikigai_core.app import App
-    from ikigai_core.conversation import Conversation
-    from ikigai_core.sessions import Branch, SessionStore
-    from ikigai_core.toolset import Toolset
 
 PROMPT_SHOWN = 50
 """Characters of a conversation's first prompt ``sessions list`` shows."""
-
-
-def store_of(app: App) -> SessionStore:
-    """The invocation's session log, ``$IKIGAI_HOME/sessions.db``."""
-    from ikigai_core.sessions import DB_NAME, SessionStore
-
-    return SessionStore(app.home / DB_NAME)
-
-
-class Recorder:
-    """Writes each answered prompt of one conversation to the session log.
-
-    :param app: the invocation (its home holds the log).
-    :param command: ``ask`` or ``chat``, recorded with the conversation.
-    :param enabled: ``False`` with ``--no-log`` or ``log: false``: nothing is written.
-    """
-
-    def __init__(self, app: App, command: str, *, enabled: bool) -> None:
-        from ikigai_core.sessions import new_session_id
-
-        self.app = app
-        self.command = command
-        self.enabled = enabled
-        self.session_id = new_session_id()
-        self.parent: int | None = None
-        """The recorded turn the next one goes on from (``None``: the conversation's first)."""
-
-    @property
-    def session(self) -> str | None:
-        """The id this conversation is recorded under, or ``None`` when nothing is recorded."""
-        return self.session_id if self.enabled else None
-
-    def resume(self, provider: str, toolset: Toolset, *, session: str | None,
-               last: bool) -> Conversation | None:
-        """The conversation ``session`` (an id or its start), or with ``last`` the last one
-        in this directory, to go on with (recorded under its id, from its latest turn);
-        ``None`` when neither. The skills it had loaded are loaded into ``toolset`` again."""
-        if session is None and not last:
-            return None
-        store = store_of(self.app)
-        found = store.resolve(session) if session is not None else store.last_in(self.app.cwd)
-        if found is None:
-            raise UsageError("no earlier conversation in this directory; "
-                             "`ikigai sessions list` shows them all")
-        branch = store.branch(found, provider)
-        self.session_id, self.parent = found, branch.last
-        return self._with_skills(branch, toolset)
-
-    def _with_skills(self, branch: Branch, toolset: Toolset) -> Conversation:
-        """``branch``'s conversation with its skills loaded in ``toolset`` (their text is in
-        it already: its system prompt, or a ``load_skill`` result), then those of
-        ``--skill`` (their text added to the system prompt)."""
-        from ikigai_core.prompt import with_skill
-
-        conversation, given = branch.conversation, list(toolset.loaded)
-        toolset.unload()
-        for name in branch.skills:
-            if name in toolset.skills:
-                toolset.load(name)
-            else:
-                warn(f"skill '{name}' of session {self.session_id} is not available now; "
-                     "its tools are not sent")
-        for name in given:
-            if name not in toolset.loaded:
-                conversation.system = with_skill(conversation.system, toolset.load(name))
-        return conversation
-
-    def record(self, agent: Agent, conversation: Conversation, mark: int, prompt: str) -> None:
-        """Record the prompt that added ``conversation.messages[mark:]``; a log that cannot
-        be written is said once, and the chat goes on unrecorded."""
-        if not self.enabled:
-            return
-        from ikigai_core.sessions import Turn
-
-        advertised = {tool.name: tool for tool in agent.toolset.tools(agent.registry)}
-        turn = Turn(prompt, agent.provider.name, agent.model, conversation.messages[mark:],
-                    advertised, tuple(agent.toolset.loaded))
-        try:
-            self.parent = store_of(self.app).add_turn(
-                self.session_id, turn, command=self.command, cwd=self.app.cwd,
-                system=conversation.system, parent=self.parent)
-        except IkigaiError as exc:
-            warn(f"{exc}; this conversation is not recorded")
-            self.enabled = False
-
-    def restart(self) -> None:
-        """Record what follows as a new conversation (``/clear``)."""
-        from ikigai_core.sessions import new_session_id
-
-        self.session_id, self.parent = new_session_id(), None
 
 
 @click.group("sessions")

@@ -1,0 +1,41 @@
+"""What a chat's front end reads of the chat it shows (a module of its own, below both the
+chat and its front ends, so neither imports the other)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ikigai_core.agent import Agent
+    from ikigai_core.app import App
+    from ikigai_core.conversation import Usage
+    from ikigai_core.registry import Registry
+
+
+class ChatView(Protocol):
+    """The chat as its front end sees it: the banner, the status line, completion."""
+
+    @property
+    def app(self) -> App:
+        """The invocation."""
+
+    @property
+    def agent(self) -> Agent:
+        """The model (``agent.provider.name``, ``agent.model``) and its tools."""
+
+    @property
+    def turn_usage(self) -> Usage:
+        """Tokens the last prompt used."""
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens the chat used."""
+
+    def tools_found(self) -> Registry | None:
+        """The tools, if discovery has ended (never waits)."""
+
+
+def chatting_with(chat: ChatView) -> str:
+    """``chatting with openai gpt-4o in project /src/app``: the banner's start."""
+    where = f" in project {chat.app.project}" if chat.app.project else ""
+    return f"chatting with {chat.agent.provider.name} {chat.agent.model}{where}"

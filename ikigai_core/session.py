@@ -1,0 +1,368 @@
+"""The session service: one conversation with a model, built without the command line.
+
+A :class:`Session` owns what one conversation needs: the provider and model, the toolset
+(only the tools a request advertised can run in reply to it), the system prompt and the
+skills loaded, the recording to ``sessions.db``, the approvals (through an injected
+asker), the token totals and cancellation. ``ikigai ask`` and ``ikigai chat`` are
+front ends of it; a Python program builds one with :meth:`ikigai_core.App.session`.
+
+It prints nothing: what happens goes to its :class:`SessionEvents`, what it could not
+do to the app's :class:`~ikigai_core.notices.Notices`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ikigai_core.agent import Agent
+from ikigai_core.conversation import Conversation, Usage, usage_of
+from ikigai_core.errors import IkigaiError, UsageError
+from ikigai_core.prompt import system_prompt, with_skill
+from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
+from ikigai_core.toolset import Toolset
+from ikigai_core.transport import api_key
+
+if TYPE_CHECKING:
+    from ikigai_core.app import App
+    from ikigai_core.conversation import AssistantMessage, Message, ToolCall
+    from ikigai_core.providers import Provider
+    from ikigai_core.sessions import Branch, SessionStore
+    from ikigai_core.skills import Skill
+    from ikigai_core.tools import Tool
+
+Asker = Callable[[str], "str | None"]
+"""Asks the user one question and returns the line they answered, ``None`` for no answer."""
+
+
+class SessionEvents(Protocol):
+    """What a front end is told while a session works (every method may do nothing)."""
+
+    def request(self) -> None:
+        """A request to the model starts."""
+
+    def text(self, piece: str) -> None:
+        """A piece of the model's text arrived (a whole turn's without streaming)."""
+
+    def tool_start(self, call: ToolCall) -> None:
+        """A tool call is about to run."""
+
+    def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
+        """A tool call ended with ``envelope``."""
+
+    def turn(self) -> AbstractContextManager[None]:
+        """Around one prompt's whole exchange (the model's turns and the tools)."""
+
+
+class NoEvents:
+    """Tells nobody anything: the events of a session built without a front end."""
+
+    def request(self) -> None:
+        """Nothing."""
+
+    def text(self, piece: str) -> None:
+        """Nothing."""
+
+    def tool_start(self, call: ToolCall) -> None:
+        """Nothing."""
+
+    def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
+        """Nothing."""
+
+    def turn(self) -> AbstractContextManager[None]:
+        """Nothing around a turn."""
+        return nullcontext()
+
+
+def choose_provider(app: App, name: str | None) -> Provider:
+    """``name`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key set >
+    the first with its base URL set (a local server needs no key)."""
+    name = name or app.settings.provider
+    if name:
+        return get_provider(app.pm, name, app.notices)
+    providers = collect_providers(app.pm, app.notices)
+    for signs in (lambda p: p.api_key_env, lambda p: (p.base_url_env,)):
+        for provider in providers.values():
+            if any(app.environ.get(var) for var in signs(provider)):
+                return provider
+    if not providers:
+        raise UsageError(f"No provider installed. {INSTALL_HINT}")
+    raise UsageError(
+        "No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
+        f"(installed: {', '.join(providers)})"
+    )
+
+
+def choose_model(app: App, provider: Provider, name: str | None) -> str:
+    """``name`` > ``IKIGAI_MODEL``/config > the provider's default model."""
+    return name or app.settings.model or provider.default_model
+
+
+def ready_provider(app: App, name: str | None) -> Provider:
+    """The provider to talk to, once everything a run needs holds: a wrongly configured
+    setting, a tool guard that cannot work or a missing API key fails here, before any
+    discovery and before the model is asked."""
+    app.settings.verify()
+    check_tool_guards(app)
+    chosen = choose_provider(app, name)
+    api_key(chosen, app.environ)
+    return chosen
+
+
+def check_tool_guards(app: App) -> None:
+    """Fail now, before the model is asked, on what would refuse every tool call later: a
+    ``tool_env`` the environment policy cannot read, a sandbox bubblewrap cannot build.
+    Each is checked by its own plugin's code, unless that plugin is disabled."""
+    from ikigai_core.defaults import sandbox, tool_env
+
+    if not app.pm.is_blocked(tool_env.__name__):
+        tool_env.filter_env({}, app.settings.tool_env, ())
+    if not app.pm.is_blocked(sandbox.__name__) and app.settings.sandbox != "off":
+        sandbox.usable_bwrap()
+
+
+def start_conversation(app: App, *, system: str | None = None, skills: Sequence[str] = (),
+                       tools: str | None = None, no_tools: bool = False
+                       ) -> tuple[Conversation, Toolset]:
+    """A new conversation's system prompt (``system`` instead of the configured one) and
+    toolset (``tools`` names, or none with ``no_tools``), the ``skills`` loaded; an
+    unknown skill is a :class:`UsageError`."""
+    if system is not None:
+        app.settings = app.settings._replace(system_prompt=system)
+    toolset = Toolset.chosen(app.settings, app.skills, tools=tools, no_tools=no_tools)
+    conversation = Conversation(system=system_prompt(app))
+    for name in skills:
+        conversation.system = with_skill(conversation.system, toolset.load(name))
+    return conversation, toolset
+
+
+def store_of(app: App) -> SessionStore:
+    """The invocation's session log, ``$IKIGAI_HOME/sessions.db``."""
+    from ikigai_core.sessions import DB_NAME, SessionStore
+
+    return SessionStore(app.home / DB_NAME)
+
+
+class Recorder:
+    """Writes each answered prompt of one conversation to the session log.
+
+    :param app: the invocation (its home holds the log).
+    :param command: what the conversation is recorded as started by (``ask``, ``chat``).
+    :param enabled: ``False`` with ``--no-log`` or ``log: false``: nothing is written.
+    """
+
+    def __init__(self, app: App, command: str, *, enabled: bool) -> None:
+        from ikigai_core.sessions import new_session_id
+
+        self.app = app
+        self.command = command
+        self.enabled = enabled
+        self.session_id = new_session_id()
+        self.parent: int | None = None
+        """The recorded turn the next one goes on from (``None``: the conversation's first)."""
+
+    @property
+    def session(self) -> str | None:
+        """The id this conversation is recorded under, or ``None`` when nothing is recorded."""
+        return self.session_id if self.enabled else None
+
+    def resume(self, provider: str, toolset: Toolset, *, session: str | None,
+               last: bool) -> Conversation | None:
+        """The conversation ``session`` (an id or its start), or with ``last`` the last one
+        in this directory, to go on with (recorded under its id, from its latest turn);
+        ``None`` when neither. The skills it had loaded are loaded into ``toolset`` again."""
+        if session is None and not last:
+            return None
+        store = store_of(self.app)
+        found = store.resolve(session) if session is not None else store.last_in(self.app.cwd)
+        if found is None:
+            raise UsageError("no earlier conversation in this directory; "
+                             "`ikigai sessions list` shows them all")
+        branch = store.branch(found, provider)
+        self.session_id, self.parent = found, branch.last
+        return self._with_skills(branch, toolset)
+
+    def _with_skills(self, branch: Branch, toolset: Toolset) -> Conversation:
+        """``branch``'s conversation with its skills loaded in ``toolset`` (their text is in
+        it already: its system prompt, or a ``load_skill`` result), then the ones loaded in
+        ``toolset`` before (their text added to the system prompt)."""
+        conversation, given = branch.conversation, list(toolset.loaded)
+        toolset.unload()
+        for name in branch.skills:
+            if name in toolset.skills:
+                toolset.load(name)
+            else:
+                self.app.notices.report(f"skill '{name}' of session {self.session_id} is not "
+                                        "available now; its tools are not sent")
+        for name in given:
+            if name not in toolset.loaded:
+                conversation.system = with_skill(conversation.system, toolset.load(name))
+        return conversation
+
+    def record(self, agent: Agent, conversation: Conversation, mark: int, prompt: str) -> None:
+        """Record the prompt that added ``conversation.messages[mark:]``; a log that cannot
+        be written is reported once, and the conversation goes on unrecorded."""
+        if not self.enabled:
+            return
+        from ikigai_core.sessions import Turn
+
+        advertised = {tool.name: tool for tool in agent.toolset.tools(agent.registry)}
+        turn = Turn(prompt, agent.provider.name, agent.model, conversation.messages[mark:],
+                    advertised, tuple(agent.toolset.loaded))
+        try:
+            self.parent = store_of(self.app).add_turn(
+                self.session_id, turn, command=self.command, cwd=self.app.cwd,
+                system=conversation.system, parent=self.parent)
+        except IkigaiError as exc:
+            self.app.notices.report(f"{exc}; this conversation is not recorded")
+            self.enabled = False
+
+    def restart(self) -> None:
+        """Record what follows as a new conversation (``/clear``)."""
+        from ikigai_core.sessions import new_session_id
+
+        self.session_id, self.parent = new_session_id(), None
+
+
+class Session:
+    """One conversation with one model: send prompts, the model calls tools, the answers
+    come back; each answered prompt is recorded unless logging is off.
+
+    Build it with :meth:`ikigai_core.App.session`. Not thread-safe, except :meth:`cancel`.
+
+    :param app: the invocation: settings, plugins, tools, notices.
+    :param provider: the provider plugin speaking to the model.
+    :param model: the model name.
+    :param conversation: where the conversation starts (its system prompt, and messages).
+    :param toolset: the tools the conversation may send, and the skills loaded.
+    :param ask: asks the user whether a tool call may run; ``None``: nobody can answer,
+        so a call that would ask is denied (fail closed).
+    :param events: told as the model and the tools work (default: nobody).
+    :param stream: stream the model's text.
+    :param max_turns: model requests one prompt may make (default: the settings').
+    :param command: what the conversation is recorded as started by.
+    :param log: record it in ``sessions.db`` (default: the ``log`` setting).
+    """
+
+    def __init__(self, app: App, provider: Provider, model: str, *,
+                 conversation: Conversation | None = None, toolset: Toolset | None = None,
+                 ask: Asker | None = None, events: SessionEvents | None = None,
+                 stream: bool = True, max_turns: int | None = None,
+                 command: str = "python", log: bool | None = None) -> None:
+        self.app = app
+        self.events = events or NoEvents()
+        self.agent = Agent(
+            app, provider, model, toolset=toolset or Toolset(skills=app.skills), stream=stream,
+            max_turns=max_turns or app.settings.max_turns, on_request=self.events.request,
+            on_text=self.events.text, on_tool_start=self.events.tool_start,
+            on_tool_end=self.events.tool_end,
+        )
+        self.conversation = conversation or Conversation(system=system_prompt(app))
+        self.recorder = Recorder(app, command, enabled=app.settings.log if log is None else log)
+        self.fresh_system = self.conversation.system
+        self.fresh_skills = tuple(self.agent.toolset.loaded)
+        self.registry: Mapping[str, Tool] | None = None
+        """The tools found (``None``: not yet; :meth:`send` discovers them then)."""
+        self.exchange: tuple[Message, ...] = ()
+        """The messages the last answered prompt added (its model turns and tool results)."""
+        self.turn_usage = Usage()
+        """Tokens the last answered prompt used (every model turn it took)."""
+        self.usage = Usage()
+        """Tokens this session used."""
+        self.ask = ask
+
+    @property
+    def ask(self) -> Asker | None:
+        """Who is asked whether a tool call may run (``None``: nobody; such calls are denied)."""
+        return self.agent.executor.context.ask_user if self.agent.executor else None
+
+    @ask.setter
+    def ask(self, ask: Asker | None) -> None:
+        self.agent.executor = self.app.executor_asking(ask)
+
+    @property
+    def provider(self) -> Provider:
+        """The provider plugin."""
+        return self.agent.provider
+
+    @property
+    def model(self) -> str:
+        """The model each request names; set it to switch models."""
+        return self.agent.model
+
+    @model.setter
+    def model(self, name: str) -> None:
+        self.agent.model = name
+
+    @property
+    def toolset(self) -> Toolset:
+        """The tools the conversation sends, and the skills loaded."""
+        return self.agent.toolset
+
+    @property
+    def id(self) -> str | None:
+        """The id the conversation is recorded under; ``None`` when it is not recorded."""
+        return self.recorder.session
+
+    def use_tools(self, registry: Mapping[str, Tool]) -> None:
+        """Send from ``registry`` from now on; a chosen tool it lacks is a :class:`UsageError`."""
+        self.toolset.verify(registry)
+        self.registry = registry
+
+    def tools(self) -> Mapping[str, Tool]:
+        """The tools found, discovering them the first time."""
+        if self.registry is None:
+            self.use_tools(self.app.registry())
+        assert self.registry is not None
+        return self.registry
+
+    def send(self, prompt: str) -> AssistantMessage:
+        """Send ``prompt``, run the tools the model calls, and return its last turn.
+
+        On any exception (a provider error, the turn limit, :meth:`cancel`, Ctrl-C) the
+        conversation stays as it was before ``prompt``, and nothing is recorded.
+        """
+        self.agent.registry = self.tools()
+        self.agent.cancelled.clear()
+        mark = len(self.conversation.messages)
+        try:
+            with self.events.turn():
+                reply = self.agent.run(self.conversation, prompt)
+        finally:  # the agent discovers again when a plugin's tools change
+            self.registry = self.agent.registry
+        self.exchange = tuple(self.conversation.messages[mark:])
+        self.turn_usage = usage_of(self.exchange)
+        self.usage += self.turn_usage
+        self.recorder.record(self.agent, self.conversation, mark, prompt)
+        return reply
+
+    def cancel(self) -> None:
+        """Stop the prompt in progress, from any thread: its tools are killed and
+        :meth:`send` raises :class:`~ikigai_core.agent.Cancelled`."""
+        self.agent.cancelled.set()
+
+    def load_skill(self, name: str) -> Skill:
+        """Load skill ``name``: its instructions join the system prompt, its tools the
+        toolset; an unknown one is a :class:`UsageError`."""
+        skill = self.toolset.load(name)
+        self.conversation.system = with_skill(self.conversation.system, skill)
+        return skill
+
+    def resume(self, session: str | None = None, *, last: bool = False) -> bool:
+        """Go on with the recorded conversation ``session`` (an id or its start), or with
+        ``last`` the last one in this directory, its skills loaded again; ``False`` when
+        neither is asked for. Recording goes on under its id."""
+        earlier = self.recorder.resume(self.provider.name, self.toolset, session=session,
+                                       last=last)
+        if earlier is None:
+            return False
+        self.conversation = earlier
+        return True
+
+    def clear(self) -> None:
+        """Start a new conversation as this one started: the skills loaded since are gone,
+        their text and their tools; it is recorded under a new id."""
+        self.toolset.unload(keep=self.fresh_skills)
+        self.conversation = Conversation(system=self.fresh_system)
+        self.recorder.restart()
