@@ -29,8 +29,9 @@ Imported by another module (a test), the decorated function is returned unchange
 
 from __future__ import annotations
 
-import json
 import sys
+
+from ikigai_toolkit.jsonio import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,10 +166,10 @@ def _check(name: str, value: Any, prop: dict[str, Any]) -> None:
     if kind in _PYTHON and (not isinstance(value, _PYTHON[kind])
                             or (kind != "boolean" and isinstance(value, bool))):
         article = _ARTICLE.get(kind, f"a {kind}")
-        raise InvalidInput(f"field '{name}' must be {article}, got {json.dumps(value)[:40]}")
+        raise InvalidInput(f"field '{name}' must be {article}, got {dumps(value)[:40]}")
     if "enum" in prop and value not in prop["enum"]:
-        choices = ", ".join(json.dumps(choice) for choice in prop["enum"])
-        raise InvalidInput(f"field '{name}' must be one of {choices}, got {json.dumps(value)[:40]}")
+        choices = ", ".join(dumps(choice) for choice in prop["enum"])
+        raise InvalidInput(f"field '{name}' must be one of {choices}, got {dumps(value)[:40]}")
     for index, item in enumerate(value if "items" in prop else ()):
         _check(f"{name}[{index}]", item, prop["items"])
     for key, item in (value.items() if "additionalProperties" in prop else ()):
@@ -185,7 +186,7 @@ def parse_arguments(raw: bytes, schema: dict[str, Any]) -> dict[str, Any]:
     if not raw.strip():
         raise InvalidInput("expected a JSON object on stdin, got nothing")
     try:
-        arguments = json.loads(raw)
+        arguments = loads(raw)
     except ValueError as exc:
         raise InvalidInput(f"invalid JSON on stdin: {exc}") from None
     if not isinstance(arguments, dict):
@@ -214,6 +215,8 @@ def run(function: Callable[..., Any], schema: dict[str, Any], argv: list[str]) -
     """One invocation of the tool on ``argv``, stdin and stdout; the exit status."""
     name = schema["name"]
     if argv == ["--schema"]:
+        import json  # pretty for people; discovery asks once and keeps the answer
+
         sys.stdout.write(json.dumps(schema, indent=2) + "\n")
         return 0
     if argv in (["--help"], ["-h"]):
@@ -230,8 +233,7 @@ def run(function: Callable[..., Any], schema: dict[str, Any], argv: list[str]) -
     except ToolError as exc:
         result = {"error": str(exc), "error_code": exc.code}
     answer = result if isinstance(result, dict) else {"output": result}
-    text = json.dumps(answer, ensure_ascii=False, allow_nan=False)
-    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
+    sys.stdout.buffer.write(dumps(answer).encode("utf-8", "replace"))
     sys.stdout.flush()
     return 0
 
