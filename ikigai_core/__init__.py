@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
+    from ikigai_core.agent import Cancelled
+    from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
     from ikigai_core.config import Settings
     from ikigai_core.conversation import (
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.provider_hook import provider_hook
     from ikigai_core.providers import Provider, ProviderRequest, ToolFit
+    from ikigai_core.session import Session, SessionEvents
     from ikigai_core.skills import Skill, SkillDirectory, SkillScan, SkillSource, SkippedSkill
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
@@ -63,6 +66,9 @@ if TYPE_CHECKING:
     )
 
 _LAZY = {
+    "App": "ikigai_core.app",
+    "Cancelled": "ikigai_core.agent",
+    **dict.fromkeys(("Session", "SessionEvents"), "ikigai_core.session"),
     "Settings": "ikigai_core.config",
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",
                      "ToolResultsMessage", "Usage", "UserMessage"), "ikigai_core.conversation"),
@@ -106,11 +112,13 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "App",
     "AssistantMessage",
     "Attachment",
     "CallContext",
     "CallDecision",
     "CallRecord",
+    "Cancelled",
     "Conversation",
     "DirectorySource",
     "IkigaiError",
@@ -119,6 +127,8 @@ __all__ = [
     "ProviderError",
     "ProviderRequest",
     "ServerSentEvent",
+    "Session",
+    "SessionEvents",
     "Settings",
     "Skill",
     "SkillDirectory",

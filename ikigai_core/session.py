@@ -22,6 +22,7 @@ from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.toolset import Toolset
+from ikigai_core.keys import KeyStore, with_stored_key
 from ikigai_core.transport import api_key
 
 if TYPE_CHECKING:
@@ -77,20 +78,25 @@ class NoEvents:
 
 def choose_provider(app: App, name: str | None) -> Provider:
     """``name`` > ``IKIGAI_PROVIDER``/config > the first installed one with its key set >
-    the first with its base URL set (a local server needs no key)."""
+    the first with a key stored by ``ikigai keys`` > the first with its base URL set (a
+    local server needs no key)."""
     name = name or app.settings.provider
     if name:
         return get_provider(app.pm, name, app.notices)
     providers = collect_providers(app.pm, app.notices)
-    for signs in (lambda p: p.api_key_env, lambda p: (p.base_url_env,)):
+    stored = KeyStore(app.home).stored()
+    for ready in (lambda p: any(app.environ.get(var) for var in p.api_key_env),
+                  lambda p: p.name in stored, lambda p: bool(app.environ.get(p.base_url_env))):
         for provider in providers.values():
-            if any(app.environ.get(var) for var in signs(provider)):
+            if ready(provider):
                 return provider
     if not providers:
         raise UsageError(f"No provider installed. {INSTALL_HINT}")
+    variables = " or ".join(var for p in providers.values() for var in p.api_key_env[:1])
     raise UsageError(
-        "No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
-        f"(installed: {', '.join(providers)})"
+        f"No API key found: set {variables}, or store one with `ikigai keys set PROVIDER` "
+        f"(installed: {', '.join(providers)}); for a local server, pass --provider NAME "
+        "or set IKIGAI_PROVIDER"
     )
 
 
@@ -106,6 +112,7 @@ def ready_provider(app: App, name: str | None) -> Provider:
     app.settings.verify()
     check_tool_guards(app)
     chosen = choose_provider(app, name)
+    with_stored_key(chosen, app.environ, app.home)
     api_key(chosen, app.environ)
     return chosen
 
@@ -349,11 +356,11 @@ class Session:
         self.conversation.system = with_skill(self.conversation.system, skill)
         return skill
 
-    def resume(self, session: str | None = None, *, last: bool = False) -> bool:
-        """Go on with the recorded conversation ``session`` (an id or its start), or with
+    def resume(self, session_id: str | None = None, *, last: bool = False) -> bool:
+        """Go on with the recorded conversation ``session_id`` (an id or its start), or with
         ``last`` the last one in this directory, its skills loaded again; ``False`` when
         neither is asked for. Recording goes on under its id."""
-        earlier = self.recorder.resume(self.provider.name, self.toolset, session=session,
+        earlier = self.recorder.resume(self.provider.name, self.toolset, session=session_id,
                                        last=last)
         if earlier is None:
             return False

@@ -10,10 +10,8 @@ import threading
 
 import pytest
 
-from ikigai_core.agent import Cancelled
-from ikigai_core.app import App
+from ikigai_core import App, Cancelled, Session
 from ikigai_core.conversation import ToolResultsMessage
-from ikigai_core.session import Session
 from tests.support.procs import wait_gone
 from tests.support.replies import REPLIES
 
