@@ -31,8 +31,8 @@ def over_budget(request: ToolCallRequest, max_uses: int) -> CallDecision | None:
     from ikigai_core import CallDecision
 
     return CallDecision.deny(
-        f"{request.tool.name} has been used {used} times in this conversation, its budget "
-        f"(web.max_uses: {max_uses} in config.json); answer with what you have, or ask the "
+        f"{request.tool.name} has spent its budget for this conversation ({used} of "
+        f"web.max_uses: {max_uses} in config.json); answer with what you have, or ask the "
         "user to raise web.max_uses")
 
 

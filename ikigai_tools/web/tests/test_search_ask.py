@@ -75,6 +75,24 @@ def test_max_uses_stops_a_tool_for_the_rest_of_the_conversation(fake_server, iso
     envelopes = [sent_results("openai", fake_server.requests[i].json)[0][1] for i in (1, 2, 3)]
     assert [e["tool_success"] for e in envelopes] == [True, True, False]
     assert envelopes[2]["error_code"] == "TOOL_DENIED"
-    assert ("web_search has been used 2 times in this conversation, its budget "
-            "(web.max_uses: 2 in config.json)") in envelopes[2]["error"]
+    assert ("web_search has spent its budget for this conversation (2 of web.max_uses: 2 "
+            "in config.json)") in envelopes[2]["error"]
     assert len(site.requests) == 2  # the third search started nothing
+
+
+def test_a_call_refused_before_it_ran_costs_no_use(fake_server, isolated_home, site):
+    set_up(isolated_home, site, max_uses=1)
+    only_ok = {"rules": [{"id": 1, "tool": "web_search", "decision": "allow",
+                          "when": [{"pointer": "/query", "regex": "^ok"}]}]}
+    (isolated_home / "permissions.json").write_text(json.dumps(only_ok))
+    site.routes[PATHS["searxng"] + "/search"] = json_reply(SEARXNG)
+    fake_server.push(*(REPLY.reply(calls=[(f"c{i}", "web_search", {"query": query})])
+                       for i, query in enumerate(("not allowed", "ok one", "ok two"))),
+                     REPLY.reply("Done."))
+    done = ikigai("ask", "--provider", "openai", "--no-stream", "search")
+    assert done.returncode == 0, done.stderr
+    envelopes = [sent_results("openai", fake_server.requests[i].json)[0][1] for i in (1, 2, 3)]
+    assert [e["tool_success"] for e in envelopes] == [False, True, False]
+    assert "web.max_uses" not in envelopes[0]["error"]  # the user's rule refused it
+    assert "(1 of web.max_uses: 1 in config.json)" in envelopes[2]["error"]
+    assert len(site.requests) == 1
