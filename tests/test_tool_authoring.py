@@ -62,7 +62,7 @@ def test_a_new_tool_is_listed_at_once_and_passes_its_own_test(lang, isolated_hom
     assert "3 passed" in tested.stdout
 
 
-@pytest.mark.parametrize("lang", ["python", "bash", "node", "c"])
+@pytest.mark.parametrize("lang", list(TOOLCHAIN))
 def test_a_new_tool_refuses_bad_input_with_one_line(lang, isolated_home, tmp_path):
     needs(lang)
     assert ikigai("tool", "new", "shout", "--lang", lang, "--user", cwd=tmp_path).returncode == 0
