@@ -131,3 +131,13 @@ def test_a_c_tool_is_built_beside_its_source(tmp_path):
     assert made.source == tmp_path / "shout-tool.c"
     assert subprocess.run([str(made.tool), "--schema"], capture_output=True,
                           timeout=30).stdout.startswith(b'{"name": "shout"')
+
+
+def test_new_in_the_home_directory_is_the_user_layer(tmp_path, monkeypatch):
+    """In ~ (no project), ~/.ikigai/tools is $IKIGAI_HOME/tools: no trust to ask for."""
+    monkeypatch.setenv("IKIGAI_HOME", str(tmp_path / ".ikigai"))
+    monkeypatch.chdir(tmp_path)
+    made = invoke("tool", "new", "shout", "--lang", "python")
+    assert made.exit_code == 0
+    assert (tmp_path / ".ikigai" / "tools" / "shout-tool").is_file()
+    assert "trust" not in made.stdout

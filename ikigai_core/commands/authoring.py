@@ -37,6 +37,7 @@ def new_tool(app: App, name: str, lang: str, user: bool, force: bool) -> None:
     started = time.monotonic()
     root = app.project or app.cwd
     directory = app.home / "tools" if user else root / ".ikigai" / "tools"
+    user = user or (root / ".ikigai").resolve() == app.home.resolve()  # ~ is no project
     made = scaffold(directory, name, lang, force=force)
     took = time.monotonic() - started
     built = f" (built from {made.source.name})" if made.source else ""
