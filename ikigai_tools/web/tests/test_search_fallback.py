@@ -58,7 +58,7 @@ def test_the_configured_order_wins_and_an_unset_backend_names_its_variable(site)
     site.routes[PATHS["brave"]] = json_reply(BRAVE)
     env = {**endpoints(site.url, "google", "brave")}
     answer = run_search({"query": "pluggy"}, env=env,
-                        web={"search_backends": ["tavily", "google", "brave"]})
+                        web={"search_backends": ["tavily", "google", "google", "brave"]})
     assert answer["backend"] == "brave" and asked(site) == ["google", "brave"]
     assert answer["failed"] == [
         {"backend": "tavily", "error": "tavily: set TAVILY_API_KEY"},

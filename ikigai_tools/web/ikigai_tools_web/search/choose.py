@@ -8,8 +8,6 @@ from typing import Any
 
 from ikigai_tools_web.search.backend import BackendError, Query, SearchBackend
 
-MAX_RESULTS = 20
-
 
 class SearchSetupError(Exception):
     """No backend can be asked: the message says what to set, and where to sign up."""
@@ -33,7 +31,7 @@ def chosen(known: Mapping[str, SearchBackend], names: Sequence[str],
             raise SearchSetupError(f"config.json: 'web.search_backends' names no backend "
                                    f"'{name}' ({hint})")
     if names:
-        picked = [known[n] for n in names]
+        picked = [known[n] for n in dict.fromkeys(names)]  # a name twice is asked once
     else:
         picked = sorted((b for b in known.values() if b.automatic and b.configured(environ)),
                         key=lambda b: (b.order, b.name))
