@@ -275,7 +275,7 @@ class Connection:
                 lines = [ln.strip() for ln in log.read().decode(errors="replace").splitlines()]
         except OSError:
             return ""
-        last = next((ln for ln in reversed(lines) if ln), "")
+        last = self.config.unexpand(next((ln for ln in reversed(lines) if ln), ""))
         return f" (its stderr said: {last[:200]})" if last else ""
 
     # -- the loop's side -------------------------------------------------------------------
@@ -364,13 +364,14 @@ class Connection:
             return (f"it did not finish starting within {self.config.startup_timeout:g} s "
                     "(raise startupTimeout in mcp.json)")
         if isinstance(exc, FileNotFoundError):
-            return f"cannot start {self.config.command[0]!r}: command not found"
+            command = self.config.unexpand(self.config.command[0])
+            return f"cannot start {command!r}: command not found"
         if isinstance(exc, OSError):
             return f"cannot start {self.config.where!r}: {exc.strerror or exc}"
         if isinstance(exc, MCPError) and exc.error.code == mcp_types.CONNECTION_CLOSED:
             return "it exited during start-up" + self._last_words()
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        return f"{message[:300]}{self._last_words()}"
+        message = self.config.unexpand(" ".join(str(exc).split())) or type(exc).__name__
+        return f"{message[:300]}{self._last_words()}"  # cut after unexpand: no half a key
 
 
 async def _list_tools(session: ClientSession) -> list[dict[str, Any]]:

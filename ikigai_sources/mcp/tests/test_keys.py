@@ -216,3 +216,15 @@ def test_an_error_cached_by_an_older_version_is_listed_again(keyed_env, isolated
     cache.write_text(json.dumps({**data, "version": 2}))
     listed = ikigai(tmp_path, keyed_env, "mcp", "list")
     assert "/nonexistent/${GOOGLE_API_KEY}" in listed.stdout
+
+
+def test_a_key_near_the_end_of_a_cut_line_is_not_shown_in_part(keyed_env, isolated_home,
+                                                              tmp_path):
+    """A server's last stderr line is cut to 200 characters: after ``${VAR}`` is put back,
+    so no prefix of a key is left at the cut."""
+    (isolated_home / "mcp.json").write_text(json.dumps({"mcpServers": {"says": {
+        "command": "/bin/sh",
+        "args": ["-c", f'echo "{"x" * 185} $0" >&2; exit 3', "${GEMINI_API_KEY}"]}}}))
+    listed = ikigai(tmp_path, keyed_env, "mcp", "list")
+    assert MARKERS["GEMINI_API_KEY"][:12] not in listed.stdout + listed.stderr
+    assert "${GEMINI_API_KEY}" in listed.stdout
