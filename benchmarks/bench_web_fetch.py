@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_web_fetch.py`` (or ``python benchmarks/run.py web_fetch``).
 A server on 127.0.0.1 streams 200 MB (text, then HTML) to the installed ``web_fetch-tool``;
-the tool keeps ``web.max_bytes`` (4 MiB by default) and stops reading. Target (issue 24):
+the tool keeps ``web.max_bytes`` (2 MiB by default) and stops reading. Target (issue 24):
 peak RSS <= 64 MiB. Then one page is fetched into the cache and asked for again:
 the tool's own time on a hit is the process's CPU time less a bare interpreter's
 (medians; CPU time, since wall-clock on a busy machine is mostly waiting); target <= 5 ms.

@@ -16,7 +16,7 @@ DEFAULTS: dict[str, Any] = {
     "allow_private": [],
     "connect_timeout": 10.0,
     "timeout": 30.0,
-    "max_bytes": 4 * 1024 * 1024,
+    "max_bytes": 2 * 1024 * 1024,
     "robots_ignore": [],
     "cache_max_bytes": 100 * 1024 * 1024,
     "cache_ttl": 900.0,

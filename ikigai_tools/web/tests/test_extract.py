@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ikigai_tools_web.fetch.extract import html_to_markdown
+from ikigai_tools_web.fetch.extract import LARGE, html_to_markdown
 
 SPHINX_HEADING = ('<div role="main"><h2><a class="toc-backref" href="#id5">Option Decorator</a>'
                   '<a class="headerlink" href="#option-decorator" title="Link">¶</a></h2>'
@@ -20,3 +20,15 @@ def test_a_code_block_showing_a_fence_is_fenced_with_more_backticks():
             "<pre>```python\nprint(1)\n```</pre><h2>Then</h2><p>More.</p></main></body></html>")
     markdown = html_to_markdown(page, "https://e/").markdown
     assert "````\n```python\nprint(1)\n```\n````" in markdown
+
+
+def test_a_large_page_is_converted_a_slice_at_a_time_and_loses_no_section():
+    sections = "".join(f"<h2>Section {i}</h2><p>{'Words of the section. ' * 40}</p>"
+                       f"<pre>print({i})</pre>" for i in range(300))
+    page = f"<html><body><nav>Site menu</nav><main>{sections}</main></body></html>"
+    assert len(page) > LARGE
+    extracted = html_to_markdown(page, "https://e/")
+    assert extracted.sliced is True and "Site menu" not in extracted.markdown
+    for i in range(300):
+        assert f"## Section {i}\n" in extracted.markdown
+        assert f"```\nprint({i})\n```" in extracted.markdown

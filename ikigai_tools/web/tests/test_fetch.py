@@ -200,3 +200,11 @@ def test_bad_arguments_are_one_line_errors(isolated_home):
                              ({"start_index": 1}, "a string 'url'")):
         result = run_fetch(arguments, home=isolated_home)
         assert result["error_code"] == "invalid_arguments" and fault in result["error"]
+
+
+def test_a_large_page_says_it_was_converted_in_slices(site, isolated_home):
+    sections = "".join(f"<h2>Part {i}</h2><p>{'Some text of this part. ' * 60}</p>" for i in range(250))
+    site.routes["/big"] = html(f"<main>{sections}</main>")
+    result = run_fetch({"url": site.url + "/big", "max_chars": 100}, web=LOCAL, home=isolated_home)
+    assert result["content"].startswith("## Part 0") and result["truncated"] is True
+    assert any("a slice at a time" in note for note in result["notes"])

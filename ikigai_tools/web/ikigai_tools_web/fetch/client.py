@@ -54,7 +54,7 @@ class Limits:
 
     connect: float = 10.0
     total: float = 30.0
-    max_bytes: int = 4 * 1024 * 1024
+    max_bytes: int = 2 * 1024 * 1024
 
 
 def fetch(url: str, *, allowed: Iterable[str] = (), limits: Limits = Limits(),

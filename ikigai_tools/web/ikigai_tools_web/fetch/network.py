@@ -81,7 +81,8 @@ def _conditional(entry: Entry | None) -> dict[str, str]:
 
 
 def build_page(fetched: Fetched, now: float) -> dict[str, Any]:
-    """The cacheable page of a response: its text as served and as markdown."""
+    """The cacheable page of a response: its text as served and as markdown (the body is
+    consumed: ``fetched.body`` is emptied once decoded)."""
     kind = fetched.content_type
     if fetched.refused_type:
         size = f"{fetched.length} bytes" if fetched.length is not None else "unknown size"
@@ -92,6 +93,7 @@ def build_page(fetched: Fetched, now: float) -> dict[str, Any]:
     if fetched.capped:
         notes.append(f"the body was cut at web.max_bytes ({len(fetched.body)} bytes)")
     raw = _pdf_text(fetched) if kind == "application/pdf" else _decode(fetched)
+    fetched.body = b""  # consumed: the peak memory of a large page's conversion is what counts
     page: dict[str, Any] = {
         "final_url": fetched.final_url, "status": fetched.status,
         "content_type": kind or "unknown", "retrieved_at": _iso(now), "title": "", "raw": raw}
@@ -100,6 +102,9 @@ def build_page(fetched: Fetched, now: float) -> dict[str, Any]:
         page.update(title=extracted.title, markdown=extracted.markdown)
         if extracted.near_empty:
             page["near_empty"] = True
+        if extracted.sliced:
+            notes.append(f"a large page ({len(raw)} characters of HTML): converted a slice at "
+                         "a time from its main element, without main-content detection")
     if notes:
         page["notes"] = notes
     return page
