@@ -45,6 +45,8 @@ COMMANDS = {
                  "The recorded conversations of ask and chat ($IKIGAI_HOME/sessions.db)."),
     "skill": ("ikigai_core.commands.skills:skill_group",
               "List and show the skills the model can load."),
+    "keys": ("ikigai_core.commands.keys:keys_group",
+             "Store provider API keys: the system keyring, else $IKIGAI_HOME/keys.json."),
 }
 """Every command: where it lives and its one-line summary. A command's module is imported
 only when it runs, so ``ikigai tool list`` never pays for the agent loop's imports (httpx)

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ikigai_core.agent import Agent
 from ikigai_core.conversation import Conversation, Usage, usage_of
 from ikigai_core.errors import IkigaiError, UsageError
+from ikigai_core.keys import KeyStore, with_stored_key
 from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.toolset import Toolset
-from ikigai_core.keys import KeyStore, with_stored_key
 from ikigai_core.transport import api_key
 
 if TYPE_CHECKING:
@@ -85,14 +85,17 @@ def choose_provider(app: App, name: str | None) -> Provider:
         return get_provider(app.pm, name, app.notices)
     providers = collect_providers(app.pm, app.notices)
     stored = KeyStore(app.home).stored()
-    for ready in (lambda p: any(app.environ.get(var) for var in p.api_key_env),
-                  lambda p: p.name in stored, lambda p: bool(app.environ.get(p.base_url_env))):
+    signs: tuple[Callable[[Provider], bool], ...] = (
+        lambda p: any(app.environ.get(var) for var in p.api_key_env),
+        lambda p: p.name in stored, lambda p: bool(app.environ.get(p.base_url_env)))
+    for ready in signs:
         for provider in providers.values():
             if ready(provider):
                 return provider
     if not providers:
         raise UsageError(f"No provider installed. {INSTALL_HINT}")
-    variables = " or ".join(var for p in providers.values() for var in p.api_key_env[:1])
+    variables = " or ".join(var for p in providers.values() if p.key_required
+                            for var in p.api_key_env[:1])
     raise UsageError(
         f"No API key found: set {variables}, or store one with `ikigai keys set PROVIDER` "
         f"(installed: {', '.join(providers)}); for a local server, pass --provider NAME "
@@ -136,7 +139,7 @@ def start_conversation(app: App, *, system: str | None = None, skills: Sequence[
     toolset (``tools`` names, or none with ``no_tools``), the ``skills`` loaded; an
     unknown skill is a :class:`UsageError`."""
     if system is not None:
-        app.settings = app.settings._replace(system_prompt=system)
+        app.settings = app.settings.replace(system_prompt=system)
     toolset = Toolset.chosen(app.settings, app.skills, tools=tools, no_tools=no_tools)
     conversation = Conversation(system=system_prompt(app))
     for name in skills:
@@ -282,10 +285,11 @@ class Session:
     @property
     def ask(self) -> Asker | None:
         """Who is asked whether a tool call may run (``None``: nobody; such calls are denied)."""
-        return self.agent.executor.context.ask_user if self.agent.executor else None
+        return self._ask
 
     @ask.setter
     def ask(self, ask: Asker | None) -> None:
+        self._ask = ask
         self.agent.executor = self.app.executor_asking(ask)
 
     @property

@@ -79,6 +79,7 @@ def key_variable(provider: Provider, environ: Mapping[str, str]) -> str | None:
     if provider.api_key_env and provider.key_required and not environ.get(provider.base_url_env):
         raise ProviderError(
             f"No API key for provider '{provider.name}': set {' or '.join(provider.api_key_env)}"
+            f", or store one with `ikigai keys set {provider.name}`"
         )
     return None
 

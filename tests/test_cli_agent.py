@@ -282,8 +282,9 @@ def test_no_provider_chosen_lists_the_installed_ones(monkeypatch):
     result = invoke("ask", "hi")
     assert result.exit_code == 2
     assert result.stderr == (
-        "ikigai: No provider chosen: pass --provider NAME or set IKIGAI_PROVIDER "
-        "(installed: anthropic, google, ollama, openai)\n")
+        "ikigai: No API key found: set ANTHROPIC_API_KEY or GOOGLE_API_KEY or OPENAI_API_KEY, "
+        "or store one with `ikigai keys set PROVIDER` (installed: anthropic, google, ollama, "
+        "openai); for a local server, pass --provider NAME or set IKIGAI_PROVIDER\n")
 
 
 def test_no_provider_installed_says_how_this_repository_installs_them(monkeypatch):

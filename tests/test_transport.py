@@ -115,7 +115,8 @@ def test_rejected_key_names_the_variable_it_was_read_from(fake_server):
 
 
 def test_missing_api_key_names_the_variables():
-    with pytest.raises(ProviderError, match="^No API key for provider 'toy': set TOY_API_KEY or TOY_OTHER_KEY$"):
+    with pytest.raises(ProviderError, match="^No API key for provider 'toy': set TOY_API_KEY or TOY_OTHER_KEY, or store "
+                       "one with `ikigai keys set toy`$"):
         api_key(ToyProvider(), {})
 
 
