@@ -12,14 +12,34 @@ from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
 from ikigai_core.discovery import DirectorySource
+from ikigai_core.errors import ConfigError
 from ikigai_core.project import find_project
+from ikigai_core.statefiles import check_private
 from ikigai_core.trust import TrustStore
 
 USER_PRECEDENCE = 10
 PROJECT_PRECEDENCE = 20
 
 
-class ProjectSource(DirectorySource):
+class PrivateSource(DirectorySource):
+    """A tool directory of the user's or a project's: a tool another user could have put
+    there or changed (ssh's rule for the folder and the file) is skipped, never run."""
+
+    def scan(self) -> ToolScan:
+        """The directory's tools, less those others could have written (issue 21)."""
+        scan = super().scan()
+        kept, refused = [], []
+        for candidate in scan.candidates:
+            try:
+                check_private(Path(candidate.command[0]))
+            except ConfigError as exc:
+                refused.append(SkippedTool(candidate.name, self.name, str(exc), candidate.path))
+            else:
+                kept.append(candidate)
+        return ToolScan(kept, [*scan.skipped, *refused]) if refused else scan
+
+
+class ProjectSource(PrivateSource):
     """``PROJECT/.ikigai/tools``, whose tools are only candidates once the project is trusted."""
 
     def __init__(self, project: Path, trust: TrustStore) -> None:
@@ -42,7 +62,8 @@ class ProjectSource(DirectorySource):
 @hookimpl
 def ikigai_tool_sources(home: Path, cwd: Path) -> list[DirectorySource]:
     """The user directory, then the project directory (if ``cwd`` is in a project)."""
-    sources = [DirectorySource(home / "tools", name="user", precedence=USER_PRECEDENCE)]
+    sources: list[DirectorySource] = [
+        PrivateSource(home / "tools", name="user", precedence=USER_PRECEDENCE)]
     project = find_project(cwd, ikigai_home=home)
     if project is not None:
         sources.append(ProjectSource(project, TrustStore(home)))

@@ -1,0 +1,53 @@
+"""Tools are code: one in the user's or a trusted project's tool folder that another user
+could have put there or changed (ssh's rule, as for the state files) is skipped with one
+line, never asked for ``--schema``, never run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ikigai_core.trust import TrustStore
+from tests.faults.support import ikigai
+from tests.security.test_exposed_files import EXPOSURES, fix
+from tests.support.tools import schema_for
+
+
+@pytest.fixture
+def project(tmp_path, isolated_home):
+    root = tmp_path / "proj"
+    (root / ".ikigai").mkdir(parents=True)
+    TrustStore(isolated_home).trust(root)
+    return root
+
+
+@pytest.mark.parametrize("exposed", ["folder", "tool"])
+@pytest.mark.parametrize("exposure", EXPOSURES)
+@pytest.mark.parametrize("layer", ["user", "project"])
+def test_a_tool_others_could_write_is_never_run(layer, exposure, exposed, isolated_home,
+                                                project, tmp_path, make_shell_tool):
+    folder = (isolated_home if layer == "user" else project / ".ikigai") / "tools"
+    marker = tmp_path / "RAN"
+    tool = make_shell_tool(folder, "planted-tool", f"""\
+        touch {marker}
+        echo '{json.dumps(schema_for("planted"))}'
+        """)
+    path = folder if exposed == "folder" else tool
+    EXPOSURES[exposure](path)
+    proc = ikigai("tool", "list", "--verbose", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists(), "a tool someone else could have written was run"
+    assert "planted " not in proc.stdout
+    [line] = [line for line in proc.stderr.splitlines() if "planted" in line]
+    assert fix(path, exposure) in line and "Traceback" not in proc.stderr
+
+
+def test_a_tool_of_your_own_still_runs(isolated_home, project, tmp_path, make_shell_tool):
+    marker = tmp_path / "RAN"
+    make_shell_tool(isolated_home / "tools", "mine-tool", f"""\
+        touch {marker}
+        echo '{json.dumps(schema_for("mine"))}'
+        """)
+    proc = ikigai("tool", "list", cwd=project)
+    assert "mine " in proc.stdout and marker.exists(), proc.stderr
