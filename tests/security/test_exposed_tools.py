@@ -51,3 +51,15 @@ def test_a_tool_of_your_own_still_runs(isolated_home, project, tmp_path, make_sh
         """)
     proc = ikigai("tool", "list", cwd=project)
     assert "mine " in proc.stdout and marker.exists(), proc.stderr
+
+
+def test_the_scanner_says_which_tool_it_refused(tmp_path, make_shell_tool):
+    from ikigai_core.defaults.scanner import PrivateSource
+
+    make_shell_tool(tmp_path / "tools", "mine-tool", "echo '{}'\n")
+    theirs = make_shell_tool(tmp_path / "tools", "theirs-tool", "echo '{}'\n", mode=0o777)
+    scan = PrivateSource(tmp_path / "tools", name="user", precedence=10).scan()
+    assert [c.name for c in scan.candidates] == ["mine"]
+    [skipped] = scan.skipped
+    assert (skipped.name, skipped.path) == ("theirs", theirs)
+    assert skipped.reason.endswith(f"`chmod go-w {theirs}`")
