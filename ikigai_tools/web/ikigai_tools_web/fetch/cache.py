@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
+
+try:  # the C module: sqlite3's wrapper imports datetime and registers adapters, a third
+    import _sqlite3 as sqlite3  # of a cache hit's own time (docs/web.md, the ledger there)
+except ImportError:  # pragma: no cover - an interpreter without the split
+    import sqlite3  # type: ignore[no-redef]
 from urllib.parse import urlsplit, urlunsplit
 
 TYPE_CHECKING = False
