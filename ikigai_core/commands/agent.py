@@ -14,7 +14,7 @@ from ikigai_core.agent import build_request
 from ikigai_core.app import App
 from ikigai_core.commands.approving import approval_options, grants
 from ikigai_core.commands.frontend import QuietFrontEnd, front_end, plain_option
-from ikigai_core.commands.output import echo_json, warn
+from ikigai_core.commands.output import be_quiet, echo_json, warn
 from ikigai_core.commands.tools import pass_app, report_skipped
 from ikigai_core.conversation import ToolResultsMessage, UserMessage, usage_of
 from ikigai_core.errors import UsageError
@@ -156,11 +156,13 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: the final text, every tool call with its envelope, "
                    "the token usage and the session id.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Only the answer on stdout and errors on stderr: no tool lines, no warnings.")
 @pass_app
 def ask(app: App, prompt: str | None, provider: str | None, model: str | None, stream: bool,
         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
         max_turns: int | None, no_log: bool, plain: bool, resume_last: bool,
-        as_json: bool, yes: bool, allow: tuple[str, ...]) -> None:
+        as_json: bool, quiet: bool, yes: bool, allow: tuple[str, ...]) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
 
     PROMPT is read from stdin when it is -, or missing and stdin is not a terminal.
@@ -169,10 +171,13 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     """
     from ikigai_core.defaults.approvals import granted
 
+    if quiet:
+        be_quiet()
     prompt = read_prompt(prompt)
     if not prompt.strip():
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
-    front = QuietFrontEnd(app) if as_json else front_end(app, plain=plain, interactive=False)
+    front = (QuietFrontEnd(app) if as_json
+             else front_end(app, plain=plain or quiet, interactive=False))
     session = cli_session(app, front, "ask", provider=provider, model=model, stream=stream,
                           max_turns=max_turns, no_log=no_log, system=system, skills=skills,
                           tools=tools, no_tools=no_tools)

@@ -60,6 +60,18 @@ def echo_json(value: Any) -> None:
     click.echo(dumps(value, indent=2))
 
 
+QUIET = "ikigai.quiet"
+"""Set in the root context's ``meta`` by ``ask -q``: :func:`warn` prints nothing."""
+
+
+def be_quiet() -> None:
+    """From now on in this invocation, :func:`warn` prints nothing: only the answer on
+    stdout and errors (which do not go through it) on stderr."""
+    click.get_current_context().find_root().meta[QUIET] = True
+
+
 def warn(message: str) -> None:
-    """One line on stderr, prefixed ``ikigai:``."""
-    click.echo(f"ikigai: {printable(message, keep_newlines=False)}", err=True)
+    """One line on stderr, prefixed ``ikigai:`` (nothing after :func:`be_quiet`)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or not ctx.find_root().meta.get(QUIET):
+        click.echo(f"ikigai: {printable(message, keep_newlines=False)}", err=True)
