@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
+import sys
 
 import pytest
 
@@ -208,3 +210,20 @@ def test_a_large_page_says_it_was_converted_in_slices(site, isolated_home):
     result = run_fetch({"url": site.url + "/big", "max_chars": 100}, web=LOCAL, home=isolated_home)
     assert result["content"].startswith("## Part 0") and result["truncated"] is True
     assert any("a slice at a time" in note for note in result["notes"])
+
+
+def test_a_cache_hit_imports_no_network_or_extraction_library(site, isolated_home):
+    import subprocess
+
+    from .site import TOOL
+
+    site.routes["/h"] = html("<p>A page that will be read twice from the cache, not fetched.</p>")
+    run_fetch({"url": site.url + "/h"}, web=LOCAL, home=isolated_home)
+    env = {**os.environ, "IKIGAI_HOME": str(isolated_home), "IKIGAI_WEB_SETTINGS": json.dumps(LOCAL)}
+    done = subprocess.run([sys.executable, "-X", "importtime", TOOL], input=json.dumps({"url": site.url + "/h"}),
+                          capture_output=True, text=True, env=env, timeout=60, check=True)
+    assert json.loads(done.stdout)["cached"] is True
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    # (the lighter savings, typing or sqlite3's wrapper, are the benchmark's: a coverage run
+    # imports them into every process)
+    assert not imported & {"httpx", "trafilatura", "bs4", "markdownify", "lxml"}
