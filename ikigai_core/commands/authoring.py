@@ -81,8 +81,8 @@ def test_tool(app: App, name: str, args_json: str, watch: bool) -> None:
     path = app.registry()[name].path
     if path is None:
         raise IkigaiError(f"tool '{name}' has no file to watch")
+    seen = _state(path)  # before saying so: an edit made once the user sees it is a change
     warn(f"watching {path}; Ctrl-C stops")
-    seen = _state(path)
     while True:
         time.sleep(WATCH_INTERVAL)
         now = _state(path)
