@@ -1,6 +1,6 @@
 """ikigai in a Python program: one conversation, a tool approved by a function, resumed."""
 
-from ikigai_core import App
+from ikigai_core import App, Session
 
 
 class Progress:
@@ -30,12 +30,12 @@ def approve(question):
 
 
 app = App()  # this process's environment and directory, as `ikigai` would use them
-session = app.session("openai", ask=approve, events=Progress())
+session = Session.open(app, "openai", ask=approve, events=Progress())
 reply = session.send("How many Python files are in this directory? Use bash.")
 print("answer:", reply.text)
 print("tokens:", session.usage.total)
 
-again = App().session("openai")  # later, or in another process
+again = Session.open(App(), "openai")  # later, or in another process
 again.resume(session.id)  # the recorded conversation, its skills loaded again
 print("answer:", again.send("And what did you run to count them?").text)
 for notice in app.notices:  # what ikigai could not do; it printed nothing itself

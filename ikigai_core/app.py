@@ -1,15 +1,15 @@
 """What every command needs, built lazily: home, settings, plugins, registry, executor.
 
-Also the way to embed ikigai as a library: ``App(cwd=...)``, then ``app.session()`` for a
-conversation with a model (see docs/embedding.md), or ``app.registry()`` and
-``app.executor.call(...)`` for tools alone; nothing is printed, what went wrong is in
-``app.notices``.
+Also the way to embed ikigai as a library: ``App(cwd=...)``, then
+``Session.open(app, ...)`` (:mod:`ikigai_core.session`) for a conversation with a model
+(see docs/embedding.md), or ``app.registry()`` and ``app.executor.call(...)`` for tools
+alone; nothing is printed, what went wrong is in ``app.notices``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from ikigai_core.hookcall import Notifier
     from ikigai_core.lifecycle import CallContext, ProcessSpec
     from ikigai_core.registry import Registry
-    from ikigai_core.session import Asker, Session, SessionEvents
     from ikigai_core.skills import SkillIndex
 
 
@@ -141,7 +140,7 @@ class App:
 
         return ToolExecutor(self.pm, self.context, self.notices, process_hook=self._process_hook)
 
-    def executor_asking(self, ask: Asker | None) -> ToolExecutor:
+    def executor_asking(self, ask: Callable[[str], str | None] | None) -> ToolExecutor:
         """A new executor like :attr:`executor`, whose calls ask ``ask`` (a session's)."""
         from dataclasses import replace
 
@@ -149,27 +148,6 @@ class App:
 
         return ToolExecutor(self.pm, replace(self.context, ask_user=ask), self.notices,
                             process_hook=self._process_hook)
-
-    def session(self, provider: str | None = None, model: str | None = None, *,
-                system: str | None = None, skills: Sequence[str] = (),
-                tools: str | None = None, no_tools: bool = False, ask: Asker | None = None,
-                events: SessionEvents | None = None, stream: bool = True,
-                max_turns: int | None = None, log: bool | None = None,
-                command: str = "python") -> Session:
-        """A new conversation with a model, checked before anything is sent: the settings,
-        the tool guards and the provider's API key (an :class:`IkigaiError` names what is
-        wrong). ``provider`` and ``model`` default as ``ikigai ask`` does; ``system``
-        replaces the system prompt; ``skills`` are loaded; ``tools`` (``"a,b"``) or
-        ``no_tools`` choose the tools; for the rest see
-        :class:`~ikigai_core.session.Session`."""
-        from ikigai_core.session import Session, choose_model, ready_provider, start_conversation
-
-        chosen = ready_provider(self, provider)
-        conversation, toolset = start_conversation(self, system=system, skills=skills,
-                                                   tools=tools, no_tools=no_tools)
-        return Session(self, chosen, choose_model(self, chosen, model),
-                       conversation=conversation, toolset=toolset, ask=ask, events=events,
-                       stream=stream, max_turns=max_turns, log=log, command=command)
 
     @cached_property
     def _process_hook(self) -> Notifier:

@@ -4,7 +4,7 @@ A :class:`Session` owns what one conversation needs: the provider and model, the
 (only the tools a request advertised can run in reply to it), the system prompt and the
 skills loaded, the recording to ``sessions.db``, the approvals (through an injected
 asker), the token totals and cancellation. ``ikigai ask`` and ``ikigai chat`` are
-front ends of it; a Python program builds one with :meth:`ikigai_core.App.session`.
+front ends of it; a Python program builds one with :meth:`Session.open`.
 
 It prints nothing: what happens goes to its :class:`SessionEvents`, what it could not
 do to the app's :class:`~ikigai_core.notices.Notices`.
@@ -239,7 +239,7 @@ class Session:
     """One conversation with one model: send prompts, the model calls tools, the answers
     come back; each answered prompt is recorded unless logging is off.
 
-    Build it with :meth:`ikigai_core.App.session`. Not thread-safe, except :meth:`cancel`.
+    Build it with :meth:`open`. Not thread-safe, except :meth:`cancel`.
 
     :param app: the invocation: settings, plugins, tools, notices.
     :param provider: the provider plugin speaking to the model.
@@ -281,6 +281,25 @@ class Session:
         self.usage = Usage()
         """Tokens this session used."""
         self.ask = ask
+
+    @classmethod
+    def open(cls, app: App, provider: str | None = None, model: str | None = None, *,
+             system: str | None = None, skills: Sequence[str] = (), tools: str | None = None,
+             no_tools: bool = False, ask: Asker | None = None,
+             events: SessionEvents | None = None, stream: bool = True,
+             max_turns: int | None = None, log: bool | None = None,
+             command: str = "python") -> Session:
+        """A new conversation in ``app``, checked before anything is sent: the settings, the
+        tool guards and the provider's API key (an :class:`IkigaiError` names what is
+        wrong). ``provider`` and ``model`` default as ``ikigai ask``'s do; ``system``
+        replaces the system prompt; ``skills`` are loaded; ``tools`` (``"a,b"``) or
+        ``no_tools`` choose the tools; the rest are as for the class."""
+        chosen = ready_provider(app, provider)
+        conversation, toolset = start_conversation(app, system=system, skills=skills,
+                                                   tools=tools, no_tools=no_tools)
+        return cls(app, chosen, choose_model(app, chosen, model), conversation=conversation,
+                   toolset=toolset, ask=ask, events=events, stream=stream,
+                   max_turns=max_turns, log=log, command=command)
 
     @property
     def ask(self) -> Asker | None:

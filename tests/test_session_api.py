@@ -12,8 +12,11 @@ import pytest
 
 from ikigai_core import App, Cancelled, Session
 from ikigai_core.conversation import ToolResultsMessage
+from ikigai_core.errors import UsageError
 from tests.support.procs import wait_gone
 from tests.support.replies import REPLIES
+from tests.test_cli_agent import advertised
+from tests.test_system_prompt import greeter
 
 OPENAI = REPLIES["openai"]
 
@@ -42,7 +45,7 @@ def test_a_session_runs_tools_asks_a_callback_resumes_and_prints_nothing(
         questions.append(question)
         return "y"
 
-    session = app.session("openai", ask=answer)
+    session = Session.open(app, "openai", ask=answer)
     reply = session.send("run echo from-the-tool")
 
     assert reply.text == "It printed from-the-tool."
@@ -51,7 +54,7 @@ def test_a_session_runs_tools_asks_a_callback_resumes_and_prints_nothing(
     assert envelope["tool_success"] and "from-the-tool" in json.dumps(envelope)
     assert session.usage.total == 30 and session.id is not None
 
-    resumed = App(environ=app.environ, cwd=tmp_path).session("openai")
+    resumed = Session.open(App(environ=app.environ, cwd=tmp_path), "openai")
     assert resumed.resume(session.id)
     assert resumed.send("did it?").text == "Yes, it did."
     sent = json.dumps(fake_server.requests[-1].json["messages"])
@@ -64,7 +67,7 @@ def test_without_an_asker_a_call_that_needs_approval_is_denied(app, fake_server,
     fake_server.push(OPENAI.reply("", [("c1", "bash", {"command": "touch made"})]),
                      OPENAI.reply("It was denied."))
 
-    session = app.session("openai", log=False)
+    session = Session.open(app, "openai", log=False)
     session.send("make a file")
 
     [envelope] = _results(session)
@@ -79,7 +82,7 @@ def test_cancel_stops_the_prompt_and_kills_its_tools(app, fake_server, tmp_path,
     pid_file = tmp_path / "pid"
     fake_server.push(OPENAI.reply("", [("c1", "bash", {
         "command": f"echo $$ > {pid_file}; exec sleep 60"})]))
-    session = app.session("openai", ask=lambda question: "y")
+    session = Session.open(app, "openai", ask=lambda question: "y")
     before = list(session.conversation.messages)
 
     def cancel_once_started() -> None:
@@ -97,4 +100,48 @@ def test_cancel_stops_the_prompt_and_kills_its_tools(app, fake_server, tmp_path,
 
     assert wait_gone(int(pid_file.read_text()), timeout=10)
     assert session.conversation.messages == before
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_session_chosen_like_ask_loads_skills_switches_model_and_clears(
+        app, fake_server, isolated_home, make_tool, capfd):
+    greeter(isolated_home, make_tool)
+    fake_server.push(OPENAI.reply("Hello."), OPENAI.reply("Again."))
+    session = Session.open(app, "openai", "model-a", system="Be brief.", tools="bash",
+                           log=False)
+    assert session.ask is None and session.toolset.loaded == []
+
+    session.load_skill("greeter")
+    session.model = "model-b"
+    session.send("greet Ada")
+    sent = fake_server.requests[-1].json
+    assert sent["model"] == "model-b"
+    assert sent["messages"][0]["content"].startswith("Be brief.")
+    assert "## Skill: greeter" in sent["messages"][0]["content"]
+    assert advertised("openai", sent) == ["bash", "greet"]
+
+    session.clear()
+    session.send("hi")
+    sent = fake_server.requests[-1].json
+    assert "## Skill: greeter" not in sent["messages"][0]["content"]
+    assert advertised("openai", sent) == ["bash"] and len(sent["messages"]) == 2
+    assert capfd.readouterr() == ("", "")
+
+
+def test_resuming_what_is_not_there_is_a_usage_error(app):
+    session = Session.open(app, "openai")
+    assert not session.resume()
+    with pytest.raises(UsageError, match="no earlier conversation in this directory"):
+        session.resume(last=True)
+
+
+def test_a_log_that_cannot_be_written_is_a_notice_and_the_session_goes_on(
+        app, fake_server, isolated_home, capfd):
+    (isolated_home / "sessions.db").mkdir()  # not a database
+    fake_server.push(OPENAI.reply("One."), OPENAI.reply("Two."))
+    session = Session.open(app, "openai")
+    session.send("one")
+    assert session.send("two").text == "Two." and session.id is None
+    messages = [n.message for n in app.notices if "not recorded" in n.message]
+    assert len(messages) == 1
     assert capfd.readouterr() == ("", "")

@@ -15,6 +15,7 @@ from ikigai_core.app import App
 from ikigai_core.commands.approving import approval_options, grants
 from ikigai_core.commands.frontend import QuietFrontEnd, front_end, plain_option
 from ikigai_core.commands.output import be_quiet, echo_json, warn
+from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import pass_app, report_skipped
 from ikigai_core.conversation import ToolResultsMessage, UserMessage, usage_of
 from ikigai_core.errors import UsageError
@@ -22,7 +23,7 @@ from ikigai_core.session import Session, choose_model, choose_provider, ready_pr
 from ikigai_core.session import start_conversation as core_start
 
 if TYPE_CHECKING:
-    from ikigai_core.commands.frontend import FrontEnd
+    from ikigai_core.commands.chatview import FrontEnd
     from ikigai_core.conversation import AssistantMessage, Conversation, Message
     from ikigai_core.providers import Provider
     from ikigai_core.registry import Registry
@@ -68,21 +69,6 @@ agent_options = _options(
 continue_option = click.option(
     "--continue", "resume_last", is_flag=True,
     help="Go on with the last conversation in this directory (from the session log).")
-
-
-def report_empty(reply: AssistantMessage) -> None:
-    """On stderr: the model's last turn had neither text nor tool calls (else nothing shows)."""
-    if not reply.text.strip() and not reply.tool_calls:
-        why = f" (stop reason: {reply.stop_reason})" if reply.stop_reason else ""
-        warn(f"the model answered with no text and no tool calls{why}")
-
-
-def report_unfit(provider: Provider, registry: Registry) -> None:
-    """On stderr: each tool left out of ``provider``'s requests, and why (one line each)."""
-    for fit in provider.fit_tools(registry.values()):
-        if fit.declaration is None:
-            warn(f"tool '{fit.tool}' left out of requests to {provider.name}: {fit.reason}; "
-                 f"see `ikigai tool check {fit.tool}`")
 
 
 def _discovered(app: App, provider: Provider) -> Registry:

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 import click
 
 from ikigai_core.commands import chat_skills
-from ikigai_core.commands.agent import agent_options, cli_session, continue_option, report_unfit
+from ikigai_core.commands.agent import agent_options, cli_session, continue_option
 from ikigai_core.commands.approving import APPROVALS, grants, guard_line
 from ikigai_core.commands.chat_session import ChatSession, wait_for_tools
 from ikigai_core.commands.chat_table import CHAT_COMMANDS, chat_command
 from ikigai_core.commands.frontend import front_end, plain_option
 from ikigai_core.commands.output import printable, warn
+from ikigai_core.commands.reporting import report_unfit
 from ikigai_core.commands.tools import echo_tool, pass_app, refresh_tools
 from ikigai_core.errors import IkigaiError, UsageError
 

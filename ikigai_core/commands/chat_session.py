@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from ikigai_core.commands.agent import report_empty, report_unfit
 from ikigai_core.commands.output import warn
+from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import report_skipped
 from ikigai_core.conversation import UserMessage
 from ikigai_core.errors import IkigaiError
@@ -19,7 +19,7 @@ from ikigai_core.errors import IkigaiError
 if TYPE_CHECKING:
     from ikigai_core.agent import Agent
     from ikigai_core.app import App
-    from ikigai_core.commands.frontend import FrontEnd
+    from ikigai_core.commands.chatview import FrontEnd
     from ikigai_core.conversation import Conversation, Usage
     from ikigai_core.discovery import Discovery
     from ikigai_core.registry import Registry

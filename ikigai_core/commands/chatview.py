@@ -1,9 +1,13 @@
-"""What a chat's front end reads of the chat it shows (a module of its own, below both the
-chat and its front ends, so neither imports the other)."""
+"""What a front end is (:class:`FrontEnd`) and what it reads of the chat it shows
+(:class:`ChatView`): a module of its own, below both the chat and its front ends, so
+neither imports the other."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol
+
+from ikigai_core.session import SessionEvents
 
 if TYPE_CHECKING:
     from ikigai_core.agent import Agent
@@ -33,6 +37,23 @@ class ChatView(Protocol):
 
     def tools_found(self) -> Registry | None:
         """The tools, if discovery has ended (never waits)."""
+
+
+class FrontEnd(SessionEvents, Protocol):
+    """What ``ask`` and ``chat`` show (the session's events), and where ``chat`` reads its
+    lines."""
+
+    def end_line(self) -> None:
+        """Finish what the model wrote so far (a line of its own for what comes next)."""
+
+    def started(self, chat: ChatView, guard: str) -> None:
+        """The chat is about to read its first line; ``guard`` says how tools are guarded."""
+
+    def cleared(self) -> None:
+        """``/clear`` started a new conversation."""
+
+    def lines(self) -> Iterator[str]:
+        """The lines the user sends, until they leave."""
 
 
 def chatting_with(chat: ChatView) -> str:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,7 +24,7 @@ from ikigai_core.statefiles import ensure_private_dir
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
-    from ikigai_core.commands.chatview import ChatView
+    from ikigai_core.commands.chatview import ChatView, FrontEnd
     from ikigai_core.conversation import ToolCall
 
 PROMPT = "> "
@@ -36,37 +36,6 @@ HISTORY_LENGTH = 1000
 plain_option = click.option(
     "--plain", is_flag=True,
     help="Plain text even on a terminal (also NO_COLOR=1): no rendering, spinner or colours.")
-
-
-class FrontEnd(Protocol):
-    """What ``ask`` and ``chat`` show, and where ``chat`` reads its lines."""
-
-    def text(self, piece: str) -> None:
-        """Show a piece of the model's text as it arrives."""
-
-    def end_line(self) -> None:
-        """Finish what the model wrote so far (a line of its own for what comes next)."""
-
-    def request(self) -> None:
-        """A request to the model starts."""
-
-    def tool_start(self, call: ToolCall) -> None:
-        """A tool call is about to run."""
-
-    def tool_end(self, call: ToolCall, envelope: Mapping[str, Any]) -> None:
-        """A tool call ended with ``envelope``."""
-
-    def turn(self) -> AbstractContextManager[None]:
-        """Around one prompt's whole exchange (the model's turns and the tools)."""
-
-    def started(self, chat: ChatView, guard: str) -> None:
-        """The chat is about to read its first line; ``guard`` says how tools are guarded."""
-
-    def cleared(self) -> None:
-        """``/clear`` started a new conversation."""
-
-    def lines(self) -> Iterator[str]:
-        """The lines the user sends, until they leave."""
 
 
 def is_plain(app: App, plain: bool) -> bool:
