@@ -35,6 +35,8 @@ class Settings(NamedTuple):
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     log: bool = True
+    shell: str | None = None
+    """The shell the bash tool runs commands in (``None``: ``/bin/sh``); see :data:`CHOICES`."""
     web: Mapping[str, Any] = EMPTY
     """The web tools' settings (ikigai-tools-web checks the keys: docs/web.md)."""
     problems: Mapping[str, str] = EMPTY
@@ -64,13 +66,15 @@ ENV_VARS = {
     "sandbox": "IKIGAI_SANDBOX",
     "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
     "log": "IKIGAI_LOG",
+    "shell": "IKIGAI_SHELL",
 }
 
 
 LIST_KEYS = ("enabled_tools", "disabled_tools")
 """Settings holding names: a JSON list of strings, or one comma-separated string."""
 
-CHOICES = {"sandbox": ("off", "read-only", "workspace-write")}
+CHOICES = {"sandbox": ("off", "read-only", "workspace-write"),
+           "shell": ("sh", "bash", "zsh", "fish", "pwsh")}
 """Settings whose value is one of a few words."""
 
 

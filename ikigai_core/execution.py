@@ -143,15 +143,17 @@ def execute(
     """Run ``tool`` with ``arguments`` (already valid) and classify the outcome.
 
     A process tool runs in ``cwd`` with ``env`` (default: this process's environment) plus
-    ``IKIGAI_MAX_OUTPUT_BYTES``, as ``prepare_process`` leaves them (the
-    ``ikigai_tool_process`` hook), under ``settings.tool_timeout`` and
-    ``settings.tool_max_output``. A runner tool runs in its source's process, under the
-    same budgets.
+    ``IKIGAI_MAX_OUTPUT_BYTES`` (and ``IKIGAI_SHELL`` when ``settings.shell`` is set), as
+    ``prepare_process`` leaves them (the ``ikigai_tool_process`` hook), under
+    ``settings.tool_timeout`` and ``settings.tool_max_output``. A runner tool runs in its
+    source's process, under the same budgets.
     """
     if tool.runner is not None:
         return _run_in_runner(tool, arguments, settings)
     child_env = dict(os.environ if env is None else env)
     child_env["IKIGAI_MAX_OUTPUT_BYTES"] = str(settings.tool_max_output)
+    if settings.shell:
+        child_env["IKIGAI_SHELL"] = settings.shell
     spec = ProcessSpec(tool.name, "call", list(tool.command), child_env,
                        None if cwd is None else Path(cwd))
     if prepare_process is not None:

@@ -1,4 +1,5 @@
-"""``bash-tool``: run a command with ``/bin/sh -c``; stderr merged into ``output``, stdin closed."""
+"""``bash-tool``: run a command with ``/bin/sh -c``, or in the shell ``IKIGAI_SHELL`` names
+(ikigai's ``shell`` setting: bash, zsh, fish, pwsh); stderr merged into ``output``, stdin closed."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ SCHEMA = {
     },
 }
 SHELL = "/bin/sh"
+"""The shell when ``IKIGAI_SHELL`` names none (or ``sh``)."""
+SHELL_FLAGS = {"sh": ("-c",), "bash": ("-c",), "zsh": ("-c",), "fish": ("-c",),
+               "pwsh": ("-NoLogo", "-NoProfile", "-NonInteractive", "-Command")}
+"""Each shell ``IKIGAI_SHELL`` may name, found on ``PATH``, and what comes before the command."""
 CHUNK = 1 << 16
 POLL_MS = 50  # fallback check interval where pidfd_open is missing
 DRAIN_SECONDS = 0.5  # bound on reading what a background job keeps writing after the shell exits
@@ -33,11 +38,17 @@ def handle(args: dict) -> dict:
     command = args["command"]
     if not command.strip():
         return {"output": "sh: empty command", "exit_code": 127}
+    name = os.environ.get("IKIGAI_SHELL") or "sh"
+    if name not in SHELL_FLAGS:
+        return {"output": f"IKIGAI_SHELL={name} is not a shell the bash tool knows; use one "
+                          f"of {', '.join(SHELL_FLAGS)}", "exit_code": 127}
+    shell = SHELL if name == "sh" else name
     capture = Capture(budget())
     try:
-        status = _run(command, capture)
+        status = _run([shell, *SHELL_FLAGS[name], command], capture)
     except OSError as exc:
-        return {"output": f"sh: cannot run {SHELL}: {exc.strerror}", "exit_code": 127}
+        hint = "" if name == "sh" else "; install it, or set shell (IKIGAI_SHELL) to another"
+        return {"output": f"{name}: cannot run {shell}: {exc.strerror}{hint}", "exit_code": 127}
     text = Text.from_capture(capture)
     _strip_newline(text)
     code = os.waitstatus_to_exitcode(status)
@@ -55,17 +66,18 @@ def _strip_newline(text: Text) -> None:
     text.total_bytes -= 1
 
 
-def _run(command: str, capture: Capture) -> int:
-    """Run ``command`` with stdout and stderr on one pipe into ``capture``; returns the wait status.
+def _run(argv: list[str], capture: Capture) -> int:
+    """Run ``argv`` (its program found on ``PATH``) with stdout and stderr on one pipe into
+    ``capture``; returns the wait status.
 
     Returns as soon as the shell has exited and the pipe holds nothing more, even when a
     background job the command started keeps the pipe open.
     """
     read_end, write_end = os.pipe()
     try:
-        pid = os.posix_spawn(
-            SHELL,
-            [SHELL, "-c", command],
+        pid = os.posix_spawnp(
+            argv[0],
+            argv,
             os.environ,
             file_actions=[
                 (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),

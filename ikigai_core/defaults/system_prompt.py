@@ -51,9 +51,30 @@ A result with `"truncated": {{"total_bytes": N, "kept_bytes": M}}` was cut to fi
 head and tail are kept. Ask for less (a line range, a narrower pattern) to see the rest."""
 
 
-def default_prompt(cwd: Path, today: datetime.date | None = None) -> str:
-    """:data:`DEFAULT_PROMPT` for ``cwd`` on ``today`` (default: the local date)."""
-    return DEFAULT_PROMPT.format(cwd=cwd, date=(today or datetime.date.today()).isoformat())
+SHELL_GUIDANCE = {
+    "zsh": "The bash tool runs your commands in zsh: bash syntax works, but a glob that "
+           "matches nothing is an error (quote it, or add `(N)`) and words are not split "
+           "on spaces.",
+    "fish": "The bash tool runs your commands in fish, not bash: `set NAME value` (not "
+            "`NAME=value`), `(cmd)` (not `$(cmd)`), `$status` (not `$?`), `; and`/`; or` "
+            "or `&&`/`||`, no heredocs. The tips below are in bash syntax: translate them.",
+    "pwsh": "The bash tool runs your commands in PowerShell (pwsh), not bash: "
+            "`Get-ChildItem`, `Get-Content FILE -TotalCount 40`, `Select-String PATTERN`, "
+            "`$env:NAME`, `ConvertFrom-Json`, `$LASTEXITCODE`; git works as usual. The tips "
+            "below are in bash syntax: translate them.",
+}
+"""What the default prompt says about the ``shell`` setting's shell (none for sh and bash)."""
+
+
+def default_prompt(cwd: Path, today: datetime.date | None = None,
+                   shell: str | None = None) -> str:
+    """:data:`DEFAULT_PROMPT` for ``cwd`` on ``today`` (default: the local date), its shell
+    section about ``shell`` (the ``shell`` setting) when that is not sh or bash."""
+    prompt = DEFAULT_PROMPT.format(cwd=cwd, date=(today or datetime.date.today()).isoformat())
+    guidance = SHELL_GUIDANCE.get(shell or "sh")
+    if guidance is None:
+        return prompt
+    return prompt.replace("## Working with bash\n", f"## Working with {shell}\n{guidance}\n", 1)
 
 
 @hookimpl(tryfirst=True)
@@ -62,4 +83,4 @@ def ikigai_system_prompt(cwd: Path, home: Path, settings: Settings) -> list[str]
     if settings.system_prompt is not None:
         return [settings.system_prompt]
     own = read_text(home / "system.md")
-    return [own if own is not None else default_prompt(cwd)]
+    return [own if own is not None else default_prompt(cwd, shell=settings.shell)]
