@@ -107,8 +107,8 @@ def read_state(path: Path, error: type[IkigaiError] = ConfigError) -> bytes | No
     more than :data:`MAX_STATE_BYTES`."""
     check_private(path, error)
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_STATE_BYTES + 1)
+        with open(path, "rb") as f:  # bounded even when the size it gives is a lie
+            raw = f.read(min(os.fstat(f.fileno()).st_size, MAX_STATE_BYTES) + 1)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
