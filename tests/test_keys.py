@@ -168,6 +168,7 @@ def test_with_a_system_keyring_the_key_goes_there_and_keys_json_only_names_it(
     assert json.loads((tmp_path / "ring.json").read_text()) == {"ikigai/openai": STORED}
     assert STORED not in (isolated_home / "keys.json").read_text()
     assert "openai     keyring" in ikigai("keys", "list", env=env).stdout
+    assert heavy_imports(["keys", "list"], env=env, cwd=str(tmp_path), watched=["keyring"]) == []
     env["OPENAI_BASE_URL"] = fake_server.url
     fake_server.push(REPLIES["openai"].reply("ok", stream=False))
     assert ikigai("ask", "--no-stream", "hi", env=env).stdout == "ok\n"
