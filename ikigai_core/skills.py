@@ -105,6 +105,10 @@ class SkillSource(Protocol):
         ...
 
 
+PRIVATE_LAYERS = ("user", "project")
+"""The skill layers ssh's rule covers (an installed plugin's may well be an administrator's)."""
+
+
 def read_skill(path: Path, source: str) -> Skill | SkippedSkill:
     """Read one skill file: ``DIR/SKILL.md`` (front matter required) or ``NAME.md``
     (front matter optional; the name is the file's, the description its first line of text)."""
@@ -115,7 +119,8 @@ def read_skill(path: Path, source: str) -> Skill | SkippedSkill:
         return SkippedSkill(fallback, source, reason, path)
 
     try:
-        check_private(path)  # its text steers the model: others must not write it
+        if source in PRIVATE_LAYERS:  # its text steers the model: others must not write it
+            check_private(path)
         front, body = read_skill_file(path)
     except (ConfigError, SkillFileError) as exc:
         return skipped(str(exc))

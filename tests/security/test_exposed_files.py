@@ -113,3 +113,15 @@ def test_a_group_of_your_own_may_write(isolated_home, project):
     group_writable(isolated_home, os.getegid())
     proc = ikigai("tool", "list", cwd=project)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_an_installed_plugins_skill_may_belong_to_an_administrator(tmp_path):
+    """A shared install is another user's: ssh's rule covers the user's and the project's
+    skills only."""
+    from ikigai_core.skills import SkippedSkill, read_skill
+
+    path = tmp_path / "demo.md"
+    path.write_text("---\nname: demo\ndescription: A demo skill\n---\n")
+    os.chown(path, 65534, -1)
+    assert not isinstance(read_skill(path, "acme"), SkippedSkill)
+    assert "belongs to another user" in read_skill(path, "user").reason
