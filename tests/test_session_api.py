@@ -11,6 +11,8 @@ import threading
 import pytest
 
 from ikigai_core import App, Cancelled, Session
+from ikigai_core.commands.chat_session import ChatSession
+from ikigai_core.commands.frontend import PlainFrontEnd
 from ikigai_core.conversation import ToolResultsMessage
 from ikigai_core.errors import UsageError
 from tests.support.procs import wait_gone
@@ -145,3 +147,17 @@ def test_a_log_that_cannot_be_written_is_a_notice_and_the_session_goes_on(
     messages = [n.message for n in app.notices if "not recorded" in n.message]
     assert len(messages) == 1
     assert capfd.readouterr() == ("", "")
+
+
+def test_the_chat_holds_a_session_and_shows_its_tools_and_tokens(app, fake_server, capfd):
+    fake_server.push(OPENAI.reply("Hi."))
+    front = PlainFrontEnd(app)
+    chat = ChatSession(Session.open(app, "openai", "model-a", events=front, log=False),
+                       app.discovery(), front)
+    found = chat.tools_found()  # discovery starts; the registry, or None while it runs
+    assert found is None or "bash" in found
+    chat.send("hi")
+
+    assert "bash" in chat.tools_found() and chat.session.model == "model-a"
+    assert chat.turn_usage.total == chat.usage.total == 15
+    assert capfd.readouterr() == ("Hi.", "")  # the front end shows what the session tells
