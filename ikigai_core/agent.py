@@ -143,7 +143,7 @@ class Agent:
 
     def _check_cancelled(self) -> None:
         if self.cancelled.is_set():
-            raise Cancelled("cancelled")
+            raise Cancelled("the prompt was cancelled")
 
     def _text(self, piece: str) -> None:
         self._check_cancelled()
