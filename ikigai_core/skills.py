@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ikigai_core.errors import ConfigError
 from ikigai_core.hookcall import collect, one_line
-from ikigai_core.statefiles import check_private
+from ikigai_core.statefiles import check_private, refuse_exposed
 from ikigai_core.tools import (
     TOOL_NAME_RE,
     SkippedTool,
@@ -143,6 +143,12 @@ def read_skill(path: Path, source: str) -> Skill | SkippedSkill:
         return SkippedSkill(name, source, "front matter 'tools' must be a list of tool names",
                             path)
     tools_dir = path.parent / "tools" if agent_skill else None
+    if source in PRIVATE_LAYERS and tools_dir is not None and tools_dir.is_dir():
+        try:  # its tools are code: one others could have written is never run
+            for each in (tools_dir, *tools_dir.iterdir()):
+                refuse_exposed(each)
+        except ConfigError as exc:
+            return SkippedSkill(name, source, str(exc), path)
     return Skill(name, " ".join(description.split()), path, body.strip(), source, tuple(tools),
                  tools_dir if tools_dir is not None and tools_dir.is_dir() else None)
 

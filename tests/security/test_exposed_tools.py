@@ -63,3 +63,36 @@ def test_the_scanner_says_which_tool_it_refused(tmp_path, make_shell_tool):
     [skipped] = scan.skipped
     assert (skipped.name, skipped.path) == ("theirs", theirs)
     assert skipped.reason.endswith(f"`chmod go-w {theirs}`")
+
+
+@pytest.mark.parametrize("exposed", ["folder", "tool"])
+@pytest.mark.parametrize("exposure", EXPOSURES)
+def test_a_skill_whose_tools_others_could_write_is_skipped(exposure, exposed, isolated_home,
+                                                           tmp_path, make_shell_tool):
+    skill = isolated_home / "skills" / "demo"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: A demo\ntools: [planted]\n---\n")
+    marker = tmp_path / "RAN"
+    tool = make_shell_tool(skill / "tools", "planted-tool", f"""\
+        touch {marker}
+        echo '{json.dumps(schema_for("planted"))}'
+        """)
+    path = skill / "tools" if exposed == "folder" else tool
+    EXPOSURES[exposure](path)
+    assert ikigai("tool", "list", cwd=tmp_path).returncode == 0
+    assert not marker.exists(), "a skill's tool someone else could have written was run"
+    proc = ikigai("skill", "list", cwd=tmp_path)
+    [line] = [line for line in proc.stderr.splitlines() if "demo" in line]
+    assert fix(path, exposure) in line and "demo " not in proc.stdout
+
+
+def test_read_skill_says_which_tool_it_refused(tmp_path, make_shell_tool):
+    from ikigai_core.skills import SkippedSkill, read_skill
+
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "SKILL.md").write_text("---\nname: demo\ndescription: A demo\n---\n")
+    theirs = make_shell_tool(tmp_path / "demo" / "tools", "x-tool", "echo '{}'\n", mode=0o777)
+    skipped = read_skill(tmp_path / "demo" / "SKILL.md", "user")
+    assert isinstance(skipped, SkippedSkill)
+    assert skipped.reason.endswith(f"`chmod go-w {theirs}`")
+    assert not isinstance(read_skill(tmp_path / "demo" / "SKILL.md", "acme"), SkippedSkill)
