@@ -44,6 +44,11 @@ INSTALL_HINT = (
 register them), so the hint points to what is installed and to the checkout's folders."""
 
 
+def token_count(value: Any) -> int | None:
+    """A token count from a model listing: a positive integer, else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 @dataclass(frozen=True)
 class ProviderRequest:
     """One HTTP POST to a provider: where, with which headers (holding the key), what body."""
@@ -144,6 +149,22 @@ class Provider:
     merge_key: ClassVar[str | None] = None
     """When set, consecutive messages of one role become one, their lists under this key
     joined (Anthropic wants roles to alternate: ``"content"``)."""
+    models_path: ClassVar[str | None] = None
+    """Appended to the base URL to list the API's models with a GET (``ikigai models``);
+    ``None``: the API lists none, only :attr:`known_models` are shown."""
+    known_models: ClassVar[Mapping[str, int | None]] = {}
+    """Models known without asking, each with its context window in tokens (``None``:
+    unknown): shown when the listing cannot be read, and filling in the windows it omits."""
+
+    def read_models(self, body: Any) -> dict[str, int | None]:
+        """The models in the listing's JSON ``body`` with their context windows where it
+        gives them. The default reads ``{"data": [{"id": ..., "max_input_tokens": ...}]}``
+        (OpenAI's and Anthropic's shape); anything else is a ``ValueError``."""
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise ValueError("the model list holds no 'data' list")
+        return {entry["id"]: token_count(entry.get("max_input_tokens")) for entry in data
+                if isinstance(entry, dict) and isinstance(entry.get("id"), str)}
 
     # -- Tools -----------------------------------------------------------------
 

@@ -493,13 +493,13 @@ def test_chat_help_unknown_commands_and_tools(keys):
 def test_chat_model_switches_the_model_and_clear_starts_afresh(keys, fake_server):
     replies = REPLIES["openai"]
     fake_server.push(replies.reply("One."), replies.reply("Two."), replies.reply("Three."))
-    script = "first\n/model other-model\nsecond\n/clear\nthird\n/model\n"
+    script = "first\n/model gpt-4o\nsecond\n/clear\nthird\n/model\n"
     result = invoke("chat", "--provider", "openai", "--no-stream", input=script)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "One.\nmodel: other-model\nTwo.\nThree.\n"
-    assert result.stderr == ("ikigai: /model needs a name; the model now is other-model\n")
+    assert result.stdout == "One.\nmodel: gpt-4o\nTwo.\nThree.\n"
+    assert result.stderr == ("ikigai: /model needs a name; the model now is gpt-4o\n")
     first, second, third = fake_server.requests
-    assert second.json["model"] == "other-model" != first.json["model"]
+    assert second.json["model"] == "gpt-4o" != first.json["model"]
     assert prompts("openai", second) == ["first", "second"]
     assert prompts("openai", third) == ["third"]
 

@@ -185,9 +185,13 @@ def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None
                 no_tools: bool) -> Session:
     """The session ``command`` (``ask``, ``chat``) talks through, as its options ask,
     reporting to ``front``; it fails before any discovery when the provider cannot be used."""
+    from ikigai_core.commands.models import warn_unknown_model
+
     chosen = ready_provider(app, provider)
+    named = choose_model(app, chosen, model)
+    warn_unknown_model(app, chosen, named)
     started, toolset = start_conversation(app, system, skills, tools, no_tools)
-    return Session(app, chosen, choose_model(app, chosen, model), conversation=started,
+    return Session(app, chosen, named, conversation=started,
                    toolset=toolset, events=front, stream=stream, max_turns=max_turns,
                    command=command, log=app.settings.log and not no_log)
 

@@ -92,6 +92,9 @@ CHAT_COMMANDS.update((command.name, command) for command in chat_skills.COMMANDS
 def _model(chat: ChatSession, name: str) -> None:
     if not name:
         raise UsageError(f"/model needs a name; the model now is {chat.agent.model}")
+    from ikigai_core.commands.models import warn_unknown_model
+
+    warn_unknown_model(chat.session.app, chat.session.provider, name)
     chat.session.model = name
     click.echo(printable(f"model: {name}"))
 

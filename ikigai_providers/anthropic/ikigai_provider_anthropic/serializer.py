@@ -35,6 +35,10 @@ class AnthropicSerializer(Provider):
     default_model = "claude-sonnet-4-5"
     api_key_env = ("ANTHROPIC_API_KEY",)
     base_url_env = "ANTHROPIC_BASE_URL"
+    models_path = "/v1/models?limit=1000"  # GET {data: [{id, display_name, ...}], has_more}
+    known_models = {"claude-opus-4-1": 200_000, "claude-opus-4-0": 200_000,
+                    "claude-sonnet-4-5": 200_000, "claude-sonnet-4-0": 200_000,
+                    "claude-haiku-4-5": 200_000, "claude-3-5-haiku-latest": 200_000}
     default_base_url = "https://api.anthropic.com"
     path = "/v1/messages"
     auth_header, auth_prefix = "x-api-key", ""

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.errors import ProviderError
-from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.providers import Provider, ToolFit, token_count
 from ikigai_provider_google import rules
 from ikigai_provider_google.schema import Unfit, gemini_parameters, json_parameters
 
@@ -40,6 +40,9 @@ class GoogleSerializer(Provider):
     default_model = "gemini-2.5-flash"
     api_key_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
     base_url_env = "GOOGLE_GEMINI_BASE_URL"
+    models_path = "/v1beta/models?pageSize=1000"  # GET {models: [...], nextPageToken}
+    known_models = {"gemini-2.5-pro": 1_048_576, "gemini-2.5-flash": 1_048_576,
+                    "gemini-2.5-flash-lite": 1_048_576, "gemini-2.0-flash": 1_048_576}
     default_base_url = "https://generativelanguage.googleapis.com"
     path = "/v1beta/models/{model}:generateContent"
     stream_path = "/v1beta/models/{model}:streamGenerateContent?alt=sse"
@@ -48,6 +51,18 @@ class GoogleSerializer(Provider):
     key_rejected_marker = b"API_KEY_INVALID"
     stream_end = "a finishReason"
     usage_keys = ("promptTokenCount", "candidatesTokenCount")
+
+    def read_models(self, body: Any) -> dict[str, int | None]:
+        """``{"models": [{"name": "models/NAME", "inputTokenLimit": N,
+        "supportedGenerationMethods": [...]}]}``: the models that generate content."""
+        models = body.get("models") if isinstance(body, dict) else None
+        if not isinstance(models, list):
+            raise ValueError("the model list holds no 'models' list")
+        return {entry["name"].removeprefix(self.model_prefix):
+                token_count(entry.get("inputTokenLimit"))
+                for entry in models if isinstance(entry, dict)
+                and isinstance(entry.get("name"), str)
+                and "generateContent" in (entry.get("supportedGenerationMethods") or ())}
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """A ``functionDeclaration`` with the parameters in Gemini's ``Schema`` subset, or,

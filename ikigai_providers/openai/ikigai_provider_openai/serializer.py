@@ -51,6 +51,11 @@ class OpenAISerializer(Provider):
     default_model = "gpt-4o-mini"
     api_key_env = ("OPENAI_API_KEY",)
     base_url_env = "OPENAI_BASE_URL"
+    models_path = "/models"  # GET {data: [{id, created, owned_by}]}: no context windows
+    known_models = {"gpt-5": 400_000, "gpt-5-mini": 400_000, "gpt-5-nano": 400_000,
+                    "gpt-4.1": 1_047_576, "gpt-4.1-mini": 1_047_576, "gpt-4.1-nano": 1_047_576,
+                    "gpt-4o": 128_000, "gpt-4o-mini": 128_000, "o3": 200_000,
+                    "o4-mini": 200_000}
     default_base_url = "https://api.openai.com/v1"
     path = "/chat/completions"
     stream_done, stream_end = "[DONE]", "data: [DONE]"
