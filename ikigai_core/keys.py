@@ -10,7 +10,8 @@ imported by ``keys set``/``remove`` and when the provider a run uses has its key
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,8 @@ class KeyStore:
         if entry["store"] == FILE:
             key: str = entry["key"]
             return key
-        found: str | None = _keyring_module(required=True).get_password(SERVICE, provider)
+        with keyring_failures():
+            found: str | None = _keyring_module(required=True).get_password(SERVICE, provider)
         if not found:
             raise ConfigError(f"the key of '{provider}' is gone from the system keyring; "
                               f"store it again: ikigai keys set {provider}")
@@ -58,7 +60,8 @@ class KeyStore:
         with locked(self.path):
             entries = self._entries()
             if keyring is not None:
-                keyring.set_password(SERVICE, provider, key)
+                with keyring_failures():
+                    keyring.set_password(SERVICE, provider, key)
                 entries[provider] = {"store": KEYRING}
             else:
                 entries[provider] = {"store": FILE, "key": key}
@@ -74,7 +77,8 @@ class KeyStore:
                 raise UsageError(f"no key is stored for '{provider}' (ikigai keys list "
                                  "shows the keys)")
             if entry["store"] == KEYRING:
-                _forget(provider)
+                with keyring_failures():
+                    _forget(provider)
             self._write(entries)
 
     def _entries(self) -> dict[str, dict[str, str]]:
@@ -111,6 +115,20 @@ def _refuse_readable(path: Path) -> None:
                           f"it: `chmod 600 {path}`, and replace keys others may have read")
 
 
+@contextmanager
+def keyring_failures() -> Iterator[None]:
+    """A keyring backend's own failure (locked, no D-Bus, refused: backends raise many
+    kinds) as one :class:`ConfigError`; nothing is changed."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001  any backend's failure is one line
+        said = " ".join(str(exc).split()) or type(exc).__name__
+        raise ConfigError(f"the system keyring failed ({said}); unlock it and try again, "
+                          "or set the provider's key variable instead") from None
+
+
 def _keyring_module(*, required: bool) -> Any:
     """The ``keyring`` module when it is installed and finds a usable backend (not its
     ``fail`` or ``null`` one, which ``PYTHON_KEYRING_BACKEND`` may choose); else ``None``,
@@ -119,8 +137,10 @@ def _keyring_module(*, required: bool) -> Any:
         import keyring
     except ImportError:
         keyring = None
-    if keyring is not None and keyring.get_keyring().priority > 0:
-        return keyring
+    if keyring is not None:
+        with keyring_failures():
+            if keyring.get_keyring().priority > 0:
+                return keyring
     if required:
         raise ConfigError("a key is stored in the system keyring, which cannot be reached "
                           "now; store it again with ikigai keys set, or set its variable")

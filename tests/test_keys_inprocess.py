@@ -160,3 +160,18 @@ def test_a_keys_file_others_can_read_is_refused(no_keyring, isolated_home):
     (isolated_home / "keys.json").chmod(0o640)
     with pytest.raises(ConfigError, match=r"can be read by other users \(mode 640\)"):
         KeyStore(isolated_home).get("openai")
+
+
+def test_a_failing_keyring_is_one_line_and_changes_nothing(ring, isolated_home, monkeypatch):
+    import keyring
+
+    def locked(*args):
+        raise RuntimeError("Failed to unlock the collection!\n(dbus)")
+
+    monkeypatch.setattr(keyring, "set_password", locked)
+    with pytest.raises(ConfigError, match=r"^the system keyring failed \(Failed to unlock the "
+                       r"collection! \(dbus\)\); unlock it and try again"):
+        KeyStore(isolated_home).set("openai", KEY)
+    assert not (isolated_home / "keys.json").exists()
+    done = invoke("keys", "set", "openai", input=KEY)
+    assert done.exit_code == 1 and "Traceback" not in done.stderr
