@@ -35,7 +35,7 @@ def main(calls: int = 100) -> None:
         for mode in ("off", "workspace-write"):
             app = App(environ={**os.environ, "IKIGAI_HOME": str(Path(tmp) / "home")},
                       cwd=Path(tmp))
-            app.settings = app.settings._replace(sandbox=mode)
+            app.settings = app.settings.replace(sandbox=mode)
             registry = app.registry()
             runs[mode] = _caller(app, registry)
         medians = interleaved(runs, calls)

@@ -6,15 +6,16 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from ikigai_core.errors import ConfigError
+from ikigai_core.record import Record, field_defaults
 from ikigai_core.statefiles import parse_json, read_state
 from ikigai_core.tools import EMPTY
 from ikigai_toolkit.jsonio import loads
 
 
-class Settings(NamedTuple):
+class Settings(Record):
     """Every setting, with its default. README.md documents each key.
 
     A value that was configured wrongly is refused only where it is read: a bad
@@ -122,7 +123,7 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
     kinds = {name: tuple if name in LIST_KEYS else dict if isinstance(default, Mapping)
              else type(default) if default is not None else str
-             for name, default in Settings._field_defaults.items() if name != "problems"}
+             for name, default in field_defaults(Settings).items() if name != "problems"}
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}
     given = [(key, value, str(path)) for key, value in data.items()]

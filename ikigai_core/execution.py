@@ -15,6 +15,7 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -60,10 +61,9 @@ _runner_calls: set[threading.Event] = set()  # the ``cancelled`` of every runner
 _MAX_LISTED_TOOLS = 20
 _MAX_RULE_CHARS = 300
 
-_MAX_VALIDATORS = 64
-# id(tool) -> (the tool, its compiled validator), for the tools validated last: holding the
-# tool keeps its id from being reused by another while its entry lives.
-_validators: dict[int, tuple[Tool, Validator]] = {}
+# id(tool) -> (weak reference to the tool, its compiled validator); an entry leaves
+# with its tool, so an id reused by a later tool never finds a stale validator.
+_validators: dict[int, tuple[weakref.ref[Tool], Validator]] = {}
 
 
 def invalid_params(name: str, reason: str) -> ToolOutcome:
@@ -101,15 +101,15 @@ def _broken_schema(tool: Tool, reason: str) -> str:
 
 
 def _validator(tool: Tool) -> Validator:
-    cached = _validators.pop(id(tool), None)
-    if cached is None:
-        from ikigai_core.tool_schema import validator_class
+    cached = _validators.get(id(tool))
+    if cached is not None and cached[0]() is tool:
+        return cached[1]
+    from ikigai_core.tool_schema import validator_class
 
-        cached = (tool, validator_class(tool.parameters)(tool.parameters))
-    _validators[id(tool)] = cached  # the most recent now
-    if len(_validators) > _MAX_VALIDATORS:
-        del _validators[next(iter(_validators))]
-    return cached[1]
+    validator = validator_class(tool.parameters)(tool.parameters)
+    key = id(tool)
+    _validators[key] = (weakref.ref(tool, lambda _: _validators.pop(key, None)), validator)
+    return validator
 
 
 def _describe(error: ValidationError) -> str:

@@ -14,10 +14,11 @@ import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ikigai_core.errors import ConfigError
 from ikigai_core.hookcall import collect, one_line
+from ikigai_core.record import Record
 from ikigai_core.statefiles import check_private, refuse_exposed
 from ikigai_core.tools import (
     TOOL_NAME_RE,
@@ -46,7 +47,7 @@ INDEX_LINE_CHARS = 160
 """The bound on one skill's line in the system prompt's index."""
 
 
-class Skill(NamedTuple):
+class Skill(Record):
     """One usable skill.
 
     :param name: how the user and the model name it.
@@ -81,8 +82,8 @@ class SkippedSkill(SkippedTool):
     ``ignored`` (overridden by a later layer)."""
 
 
-class SkillScan(NamedTuple):
-    """What one skill source found: usable skills and skipped ones (a named tuple, like
+class SkillScan(Record):
+    """What one skill source found: usable skills and skipped ones (like
     :class:`~ikigai_core.tools.ToolScan`)."""
 
     skills: Sequence[Skill] = ()

@@ -6,7 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ikigai_core.record import Record
 
 if TYPE_CHECKING:
     import threading
@@ -54,7 +56,7 @@ class ToolRunner(Protocol):
         ...
 
 
-class ToolCandidate(NamedTuple):
+class ToolCandidate(Record):
     """A tool a source found but whose schema may still have to be asked for.
 
     :param name: the tool's name (for directory tools, derived from the filename).
@@ -72,7 +74,7 @@ class ToolCandidate(NamedTuple):
     runner: ToolRunner | None = None
 
 
-class SkippedTool(NamedTuple):
+class SkippedTool(Record):
     """A tool that is not in the registry, and why.
 
     :param name: the tool (or file) name.
@@ -90,9 +92,8 @@ class SkippedTool(NamedTuple):
     kind: str = "invalid"
 
 
-class ToolScan(NamedTuple):
-    """What one source found: candidates to ask for schemas, and what it skipped (a named
-    tuple: defined at every start-up, and a tenth of a dataclass's cost)."""
+class ToolScan(Record):
+    """What one source found: candidates to ask for schemas, and what it skipped."""
 
     candidates: Sequence[ToolCandidate] = ()
     skipped: Sequence[SkippedTool] = ()
@@ -129,7 +130,7 @@ def source_problem(source: Any) -> str | None:
     return None
 
 
-class Tool(NamedTuple):
+class Tool(Record):
     """A tool in the registry: a validated schema and the command (or runner) that runs it."""
 
     name: str

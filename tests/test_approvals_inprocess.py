@@ -136,7 +136,7 @@ def test_a_schema_hint_tightens_a_read_only_default_but_never_loosens(app, tmp_p
     assert default_decision("grep", "user", {}) == "ask"
     assert default_decision("mine", "user", {"annotations": {"readOnlyHint": True}}) == "ask"
     registry = app.registry()
-    tool = registry["grep"]._replace(schema={**registry["grep"].schema,
+    tool = registry["grep"].replace(schema={**registry["grep"].schema,
                                              "annotations": {"destructiveHint": True}})
     answered(app, None)
     result = app.executor.call({"grep": tool}, "grep", {"pattern": "x"}, call_id="c")

@@ -408,13 +408,20 @@ def test_a_new_tool_object_gets_its_own_schema(tmp_path):
 
 def test_validators_of_tools_rediscovered_many_times_do_not_pile_up(tmp_path):
     """A long chat refreshing its tools builds a new tool object each time: each gets its
-    own validator, and the cache keeps only the last ones (no memory growing without end)."""
+    own validator, which leaves the cache with its tool (a weak reference: no memory
+    growing without end, and a tool still in use keeps its validator, issue 23)."""
     from ikigai_core import execution
 
-    for i in range(3 * execution._MAX_VALIDATORS):
+    kept = [as_tool(tmp_path / "k-tool", {"type": "object", "required": ["k"]})]
+    validate_arguments(kept[0], {})
+    for i in range(200):
         tool = as_tool(tmp_path / "x-tool", {"type": "object", "required": [f"f{i}"]})
         assert validate_arguments(tool, {}) == f"missing required field 'f{i}'"
-    assert len(execution._validators) <= execution._MAX_VALIDATORS
+    del tool
+    gc.collect()
+    mine = [ref() for ref, _ in execution._validators.values()
+            if getattr(ref(), "path", None) in (kept[0].path, tmp_path / "x-tool")]
+    assert mine == kept
 
 
 def test_listing_tools_does_not_import_jsonschema():

@@ -49,8 +49,8 @@ def test_warm_tool_list_stays_light_with_a_plugin_giving_schemas(tools_home, tmp
 
 def test_warm_start_up_defines_no_dataclass_and_imports_no_json_nor_shutil(tools_home, tmp_path):
     """Every plugin installed, a warm `tool list` and `--help` import neither `json` (the
-    caches are read by the C scanner) nor `dataclasses` (the records they build are named
-    tuples): 5 M and 4 M instructions (issue 14); `tool list` not `shutil` either (`--help`
+    caches are read by the C scanner) nor `dataclasses` (the records they build are
+    `Record`s): 5 M and 4 M instructions (issue 14); `tool list` not `shutil` either (`--help`
     does: click asks it for the terminal's width, issue 23)."""
     watched = ["json", "shutil", "dataclasses"]
     heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path))

@@ -1,0 +1,104 @@
+"""One record type for the public API (issue 23, item 2): the tool and skill records and
+the settings are built by keyword, frozen, compared field by field, weak-referenceable,
+copied with ``.replace()``, and are no tuples."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+import pytest
+
+from ikigai_core import (
+    Settings,
+    Skill,
+    SkillScan,
+    SkippedSkill,
+    SkippedTool,
+    Tool,
+    ToolCandidate,
+    ToolScan,
+)
+from ikigai_core.errors import ConfigError
+
+RECORDS = [  # (a record, one change)
+    (Tool(name="t", description="d", parameters={}, command=("t-tool",), source="user"),
+     {"description": "e"}),
+    (ToolCandidate(name="t", command=("t-tool",)), {"path": Path("t-tool")}),
+    (SkippedTool(name="t", source="user", reason="broken"), {"kind": "ignored"}),
+    (ToolScan(), {"skipped": (SkippedTool(name="t", source="user", reason="r"),)}),
+    (Settings(), {"max_turns": 3}),
+    (Skill(name="s", description="d", path=Path("s.md"), body="b", source="user"),
+     {"tools": ("x",)}),
+    (SkippedSkill(name="s", source="user", reason="broken"), {"kind": "untrusted"}),
+]
+RECORDS.append((SkillScan(), {"skills": (RECORDS[5][0],)}))
+
+
+@pytest.mark.parametrize("record, change", RECORDS, ids=lambda r: type(r).__name__)
+def test_every_public_record_is_spelled_the_same(record, change):
+    kind = type(record)
+    field, value = next(iter(change.items()))
+    changed = record.replace(**change)
+    assert getattr(changed, field) == value and changed != record
+    assert changed.replace(**{field: getattr(record, field)}) == record
+    with pytest.raises(AttributeError, match="frozen"):
+        setattr(record, field, value)
+    with pytest.raises(TypeError):
+        record[0]  # no tuple semantics
+    with pytest.raises(TypeError):
+        iter(record)
+    with pytest.raises(TypeError, match="unexpected argument 'nonsense'"):
+        kind(nonsense=1)
+    with pytest.raises(TypeError, match="no field 'nonsense'"):
+        record.replace(nonsense=1)
+    ref = weakref.ref(changed)
+    del changed
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_missing_field_is_named():
+    with pytest.raises(TypeError, match="SkippedTool\\(\\) needs the argument 'reason'"):
+        SkippedTool(name="t", source="user")
+
+
+def test_the_named_tuple_copy_still_works_for_one_release_with_a_warning():
+    tool = RECORDS[0][0]
+    with pytest.warns(DeprecationWarning, match=r"Tool._replace\(\) is deprecated; use .replace\(\)"):
+        assert tool._replace(description="e") == tool.replace(description="e")
+
+
+def test_a_refused_setting_cannot_be_read_around_its_guard():
+    settings = Settings(max_turns=5, problems={"max_turns": "IKIGAI_MAX_TURNS: bad"})
+    with pytest.raises(ConfigError, match="bad"):
+        settings.max_turns  # noqa: B018
+    with pytest.raises(TypeError):
+        settings[6]  # a named tuple's index gave the refused value
+    with pytest.raises(TypeError):
+        list(settings)
+
+
+def test_a_record_class_of_ones_own():
+    """What a plugin's own record gets: fields in order (class variables are none),
+    positions or keywords, a repr, a hash, and one-line errors."""
+    from typing import ClassVar
+
+    from ikigai_core.record import Record
+
+    class Point(Record):
+        unit: ClassVar[str] = "px"
+        x: int
+        y: int = 0
+
+    assert Point(1, y=2) == Point(x=1, y=2) != Point(x=1)
+    assert Point(1) != (1, 0)  # not a tuple
+    assert repr(Point(1)) == "Point(x=1, y=0)" and Point.unit == "px"
+    assert hash(Point(1, 2)) == hash(Point(y=2, x=1))
+    with pytest.raises(TypeError, match="takes 2 arguments, 3 were given"):
+        Point(1, 2, 3)
+    with pytest.raises(TypeError, match="a second value for argument 'x'"):
+        Point(1, x=2)
+    with pytest.raises(AttributeError, match="Point is frozen"):
+        del Point(1).x
