@@ -101,4 +101,6 @@ def test_ask_fetches_a_page_in_parts_and_answers(fake_server, isolated_home, sit
     assert one["untrusted_content"] is True and two["cached"] is True
     assert site.paths() == ["/robots.txt", "/doc"]  # the second part came from the cache
     body = fake_server.requests[0].json
-    assert "web_fetch" in body["messages"][0]["content"]  # the system prompt says how
+    described = next(tool["function"]["description"] for tool in body["tools"]
+                     if tool["function"]["name"] == "web_fetch")
+    assert "ikigai permissions allow web_fetch" in described  # says how to allow a site
