@@ -506,7 +506,7 @@ def test_chat_model_switches_the_model_and_clear_starts_afresh(keys, fake_server
 
 def test_chat_with_no_tools(keys, monkeypatch):
     monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS",
-                       "ikigai_tools_builtin.builtin,example-tools,example-session")
+                       "ikigai_tools_builtin.builtin,example-tools,example-session,web")
     result = invoke("chat", "--provider", "openai", input="/tool\n")
     assert result.stdout == "No tools available.\n"
 
