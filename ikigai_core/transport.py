@@ -268,7 +268,8 @@ class _Exchange:
                 on_text(message.text)
             return message
         framing = iter_ndjson if self.provider.stream_framing == "ndjson" else iter_sse
-        items = self.provider.parse_stream(framing(iter_lines(response.iter_bytes())))
+        with self._reading():  # a provider's parse_stream may read its first event at once
+            items = self.provider.parse_stream(framing(iter_lines(response.iter_bytes())))
         while True:
             with self._reading():
                 item = next(items, None)
