@@ -133,14 +133,15 @@ def _keyring_module(*, required: bool) -> Any:
     """The ``keyring`` module when it is installed and finds a usable backend (not its
     ``fail`` or ``null`` one, which ``PYTHON_KEYRING_BACKEND`` may choose); else ``None``,
     or with ``required`` a :class:`ConfigError` (a key stored there cannot be read)."""
+    module: Any = None
     try:
-        import keyring
+        import keyring as module
     except ImportError:
-        keyring = None
-    if keyring is not None:
+        pass
+    if module is not None:
         with keyring_failures():
-            if keyring.get_keyring().priority > 0:
-                return keyring
+            if module.get_keyring().priority > 0:
+                return module
     if required:
         raise ConfigError("a key is stored in the system keyring, which cannot be reached "
                           "now; store it again with ikigai keys set, or set its variable")
