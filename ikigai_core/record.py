@@ -35,6 +35,8 @@ class Record:
     __slots__ = ()
     _record_fields: ClassVar[dict[str, Any]] = {}
     """Each field's name and its default (``_MISSING`` for none), in order."""
+    _record_defaults: ClassVar[dict[str, Any]] = {}
+    """The fields that have a default, with it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -43,25 +45,37 @@ class Record:
             if not str(annotation).startswith(("ClassVar", "typing.ClassVar")):
                 fields[name] = cls.__dict__.get(name, fields.get(name, _MISSING))
         cls._record_fields = fields
+        cls._record_defaults = {name: default for name, default in fields.items()
+                                if default is not _MISSING}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # dict operations in C, one check at the end: a warm start-up builds a few hundred
+        values = object.__getattribute__(self, "__dict__")
+        values.update(self._record_defaults)
+        if args:
+            values.update(self._positional(args, kwargs))
+        values.update(kwargs)
+        if values.keys() != self._record_fields.keys():
+            raise TypeError(self._wrong(values))
+
+    def _positional(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         fields = self._record_fields
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__}() takes {len(fields)} arguments, "
                             f"{len(args)} were given")
-        values = object.__getattribute__(self, "__dict__")
-        values.update(zip(fields, args, strict=False))  # too many: refused above
-        for name, value in kwargs.items():
-            if name not in fields or name in values:
-                why = "an unexpected" if name not in fields else "a second value for"
-                raise TypeError(f"{type(self).__name__}() got {why} argument '{name}'")
-            values[name] = value
-        if len(values) < len(fields):
-            for name, default in fields.items():
-                if name not in values:
-                    if default is _MISSING:
-                        raise TypeError(f"{type(self).__name__}() needs the argument '{name}'")
-                    values[name] = default
+        given = dict(zip(fields, args, strict=False))  # too many: refused above
+        twice = given.keys() & kwargs.keys()
+        if twice:
+            raise TypeError(f"{type(self).__name__}() got a second value for argument "
+                            f"'{min(twice)}'")
+        return given
+
+    def _wrong(self, values: dict[str, Any]) -> str:
+        unknown = values.keys() - self._record_fields.keys()
+        if unknown:
+            return f"{type(self).__name__}() got an unexpected argument '{min(unknown)}'"
+        missing = [name for name in self._record_fields if name not in values]
+        return f"{type(self).__name__}() needs the argument '{missing[0]}'"
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen: make a changed copy with "
@@ -109,5 +123,4 @@ class Record:
 
 def field_defaults(record: type[Record]) -> dict[str, Any]:
     """The fields of ``record`` that have a default, with it."""
-    return {name: default for name, default in record._record_fields.items()
-            if default is not _MISSING}
+    return dict(record._record_defaults)
