@@ -125,7 +125,7 @@ def _whole_page(html: str) -> str:
     for tag in soup.select('[role="navigation"], .sphinxsidebar, .related, .headerlink, '
                            '.md-sidebar, .md-header, .md-footer'):
         tag.decompose()
-    root = soup.find("main") or soup.find("article") or soup.find(attrs={"role": "main"}) \
+    root = soup.find("main") or soup.find("article") or soup.find(None, {"role": "main"}) \
         or soup.body or soup
     converter = _converter_class()(heading_style="ATX", code_language_callback=_language,
                            strip=["img"])
@@ -136,12 +136,13 @@ def _whole_page(html: str) -> str:
 def _converter_class() -> type:
     from markdownify import MarkdownConverter
 
-    class Converter(MarkdownConverter):  # type: ignore[misc]
+    class Converter(MarkdownConverter):
         """markdownify with a fence longer than any run of backticks in the code, so a
         block showing markdown (```) stays one block."""
 
         def convert_pre(self, el: Any, text: str, parent_tags: Any) -> str:
-            block = str(super().convert_pre(el, text, parent_tags))
+            # markdownify 1.2 defines convert_pre; its own stub (__init__.pyi) leaves it out
+            block = str(super().convert_pre(el, text, parent_tags))  # type: ignore[misc]
             longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
             if longest < 3:
                 return block
