@@ -28,6 +28,13 @@ class Registry(Mapping[str, Tool]):
     def __len__(self) -> int:
         return len(self._tools)
 
+    def why_missing(self, name: str) -> str | None:
+        """Why tool ``name`` was found but not loaded (broken, untrusted), if it was."""
+        for skipped in self.skipped:
+            if skipped.name == name and skipped.kind != "ignored":
+                return f"tool '{name}' ({skipped.source}) was not loaded: {skipped.reason}"
+        return None
+
     def __repr__(self) -> str:
         return f"Registry({list(self._tools)!r}, skipped={len(self.skipped)})"
 

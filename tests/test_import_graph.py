@@ -16,7 +16,6 @@ from pathlib import Path
 CORE_PACKAGES = ("ikigai_core", "ikigai_tools_builtin", "ikigai_toolkit")
 
 KNOWN_CIRCLES = (
-    "ikigai_core.commands.",  # all need ChatSession, in the top module (issue 23, item 1)
     "ikigai_example_audit",  # __init__ imports .command in a hook; it imports LOG_ENV back
     "ikigai_tools_web.fetch.",  # network imports tool's ToolError; tool imports fetch_page
 )

@@ -105,11 +105,9 @@ def _state(path: Path) -> tuple[int, int, int] | None:
 
 def _call_once(app: App, name: str, arguments: Any) -> CallResult:
     """Discover (asking a changed tool for its schema again), call, print."""
-    from ikigai_core.commands.tools import why_missing
-
     registry = app.registry()
     if name not in registry:
-        raise IkigaiError(why_missing(registry, name) or
+        raise IkigaiError(registry.why_missing(name) or
                           f"unknown tool '{name}'; see `ikigai tool list`")
     started = time.monotonic()
     called = app.executor.call(registry, name, arguments)

@@ -39,14 +39,6 @@ def _skipped_label(skipped: SkippedTool) -> str:
     return f"{skipped.source} {what} {state}"
 
 
-def why_missing(registry: Registry, name: str) -> str | None:
-    """Why tool ``name`` was found but not loaded (broken, untrusted), if it was."""
-    for skipped in registry.skipped:
-        if skipped.name == name and skipped.kind != "ignored":
-            return f"tool '{name}' ({skipped.source}) was not loaded: {skipped.reason}"
-    return None
-
-
 def project_state(app: App) -> str:
     """The project in use and whether it is trusted, or that there is none."""
     from ikigai_core.trust import TrustStore
@@ -113,7 +105,7 @@ def show_tool(app: App, name: str, as_json: bool) -> None:
     registry = app.registry()
     tool = registry.get(name)
     if tool is None:
-        raise IkigaiError(why_missing(registry, name) or
+        raise IkigaiError(registry.why_missing(name) or
                           f"unknown tool '{name}'; see `ikigai tool list`")
     if as_json:
         echo_json({**_tool_json(tool), "schema": tool.schema})
@@ -156,7 +148,7 @@ def run_tool(app: App, name: str, args_json: str | None) -> None:
         called = app.executor.call(registry, name, None, unparsed=f"not valid JSON ({exc})")
     else:
         called = app.executor.call(registry, name, arguments)
-        missing = None if name in registry else why_missing(registry, name)
+        missing = None if name in registry else registry.why_missing(name)
         if missing:
             warn(missing)
     click.echo(dumps(called.envelope, indent=2))
@@ -177,7 +169,7 @@ def check_tool(app: App, name: str, provider_name: str | None, as_json: bool) ->
     registry = app.registry()
     tool = registry.get(name)
     if tool is None:
-        raise IkigaiError(why_missing(registry, name) or
+        raise IkigaiError(registry.why_missing(name) or
                           f"unknown tool '{name}'; see `ikigai tool list`")
     providers = ([get_provider(app.pm, provider_name, app.notices)] if provider_name
                  else list(collect_providers(app.pm, app.notices).values()))
