@@ -353,3 +353,11 @@ def test_skill_source_docstring_example_is_runnable(tmp_path):
     """))
     assert source.scan().skills[0].description == "From front matter."
     assert repr(source) == f"SkillDirectory({str(tmp_path)!r}, name='acme')"
+
+
+def test_skill_show_keeps_joiners_and_escapes_what_reorders(isolated_home):
+    """A skill's text is prose: U+200D keeps an emoji whole; U+202E is shown escaped."""
+    write_skill(isolated_home / "skills", "emoji",
+                body="Ask the \U0001F469\u200d\U0001F4BB, not \u202eevil.\n")
+    shown = invoke("skill", "show", "emoji").stdout
+    assert "\U0001F469\u200d\U0001F4BB" in shown and "\\u202eevil" in shown

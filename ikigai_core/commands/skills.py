@@ -66,4 +66,4 @@ def show_skill(app: App, name: str) -> None:
                          f"Description: {skill.description}\nTools: {tools}"
                          + (f" (and {skill.tools_dir})" if skill.tools_dir else "")))
     click.echo()
-    click.echo(printable(skill.body, keep_newlines=True))
+    click.echo(printable(skill.body, prose=True))  # words and emoji keep their joiners
