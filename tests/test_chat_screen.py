@@ -242,7 +242,8 @@ def test_ctrl_d_leaves(prompt):
 
 @pytest.mark.parametrize(("typed", "offered"), [
     ("/mo", ["/model"]),
-    ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/model", "/clear", "/approve",
+    ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/model", "/clear", "/resume",
+           "/sessions", "/approve",
            "/help", "/quit"]),
     ("/tool file_", ["file_read", "file_write"]),
     ("/model x", []),  # nothing to complete after other commands

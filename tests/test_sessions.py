@@ -236,6 +236,7 @@ def test_show_json_matches_what_was_sent_and_received(fake_server, isolated_home
         "Looking.", "It said hello."]
     assert (turn["input_tokens"], turn["output_tokens"]) == (20, 30)
     assert answer == {"text": "It said hello.", "session": answer["session"],
+                      "provider": "anthropic", "model": answer["model"],
                       "usage": {"input_tokens": 20, "output_tokens": 30},
                       "tool_calls": [{"id": "toolu_1", "name": "bash",
                                       "arguments": {"command": "echo hello"},

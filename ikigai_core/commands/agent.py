@@ -4,7 +4,7 @@ core :class:`~ikigai_core.session.Session` they ask for, with what is said on st
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from ikigai_core.session import start_conversation as core_start
 
 if TYPE_CHECKING:
     from ikigai_core.commands.chatview import FrontEnd
-    from ikigai_core.conversation import AssistantMessage, Conversation, Message
+    from ikigai_core.conversation import AssistantMessage, Conversation
     from ikigai_core.providers import Provider
     from ikigai_core.registry import Registry
     from ikigai_core.toolset import Toolset
@@ -69,6 +69,9 @@ agent_options = _options(
 continue_option = click.option(
     "--continue", "resume_last", is_flag=True,
     help="Go on with the last conversation in this directory (from the session log).")
+resume_option = click.option(
+    "--resume", metavar="ID", help="Go on with the conversation ID (or the start of its id; "
+    "`ikigai sessions list` shows them).")
 
 
 def _discovered(app: App, provider: Provider) -> Registry:
@@ -139,16 +142,17 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @agent_options
 @plain_option
 @continue_option
+@resume_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: the final text, every tool call with its envelope, "
-                   "the token usage and the session id.")
+                   "the token usage, the session id, the provider and the model.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Only the answer on stdout and errors on stderr: no tool lines, no warnings.")
 @pass_app
 def ask(app: App, prompt: str | None, provider: str | None, model: str | None, stream: bool,
         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
         max_turns: int | None, no_log: bool, plain: bool, resume_last: bool,
-        as_json: bool, quiet: bool, yes: bool, allow: tuple[str, ...]) -> None:
+        resume: str | None, as_json: bool, quiet: bool, yes: bool, allow: tuple[str, ...]) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
 
     PROMPT is read from stdin when it is -, or missing and stdin is not a terminal.
@@ -167,7 +171,7 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     session = cli_session(app, front, "ask", provider=provider, model=model, stream=stream,
                           max_turns=max_turns, no_log=no_log, system=system, skills=skills,
                           tools=tools, no_tools=no_tools)
-    session.resume(last=resume_last)
+    session.resume(resume, last=resume_last)
     session.use_tools(_discovered(app, session.provider))
     try:
         with granted(grants(yes, allow)):
@@ -176,7 +180,7 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
         front.end_line()
     report_empty(reply)
     if as_json:
-        echo_json(answer_json(reply, session.exchange, session.id))
+        echo_json(answer_json(reply, session))
 
 
 def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None,
@@ -208,17 +212,19 @@ def read_prompt(prompt: str | None) -> str:
     return text
 
 
-def answer_json(reply: AssistantMessage, messages: Sequence[Message],
-                session: str | None) -> dict[str, Any]:
-    """What ``ask --json`` prints: the final text, every tool call with its envelope and
-    duration, the tokens used, and the session id (``None`` when not recorded)."""
-    usage = usage_of(messages)
-    calls = [result for message in messages if isinstance(message, ToolResultsMessage)
+def answer_json(reply: AssistantMessage, session: Session) -> dict[str, Any]:
+    """What ``ask --json`` prints: the final text, every tool call of the last prompt with
+    its envelope and duration, the tokens it used, the session id (``None`` when not
+    recorded), the provider and the model."""
+    usage = usage_of(session.exchange)
+    calls = [result for message in session.exchange if isinstance(message, ToolResultsMessage)
              for result in message.results]
     return {
         "text": reply.text,
         "tool_calls": [{"id": r.call.id, "name": r.call.name, "arguments": r.call.arguments,
                         "envelope": dict(r.envelope), "duration": r.duration} for r in calls],
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-        "session": session,
+        "session": session.id,
+        "provider": session.provider.name,
+        "model": session.model,
     }

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ikigai_core.commands import chat_skills
-from ikigai_core.commands.agent import agent_options, cli_session, continue_option
+from ikigai_core.commands.agent import agent_options, cli_session, continue_option, resume_option
 from ikigai_core.commands.approving import APPROVALS, grants, guard_line
 from ikigai_core.commands.chat_session import ChatSession, wait_for_tools
 from ikigai_core.commands.chat_table import CHAT_COMMANDS, chat_command
@@ -26,6 +26,9 @@ from ikigai_core.errors import IkigaiError, UsageError
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+
+RECENT_SESSIONS = 10
+"""Conversations ``/sessions`` lists, the most recent first."""
 
 
 def help_text() -> str:
@@ -105,6 +108,27 @@ def _clear(chat: ChatSession, argument: str) -> None:
     chat.front.cleared()
 
 
+@chat_command("/resume", "/resume [ID]",
+              ("/resume", "go on with the last conversation in this directory"),
+              ("/resume ID", "go on with conversation ID (or the start of its id)"))
+def _resume(chat: ChatSession, session_id: str) -> None:
+    chat.resume(session_id or None, last=not session_id)
+
+
+@chat_command("/sessions", "/sessions", ("/sessions", "list the recent conversations"))
+def _sessions(chat: ChatSession, argument: str) -> None:
+    from ikigai_core.commands.sessions import summary_line
+    from ikigai_core.session import store_of
+
+    found = store_of(chat.app).sessions()
+    if not found:
+        click.echo("No conversations recorded yet.")
+    for summary in found[:RECENT_SESSIONS]:
+        click.echo(summary_line(summary))
+    if len(found) > RECENT_SESSIONS:
+        click.echo(f"… {len(found) - RECENT_SESSIONS} more: `ikigai sessions list` shows all")
+
+
 @chat_command("/approve", "/approve [yes|ask]",
               ("/approve", "say how tool calls are sandboxed and approved"),
               ("/approve yes", "approve every call that would ask (a deny rule still denies)"),
@@ -135,8 +159,7 @@ def _quit(chat: ChatSession, argument: str) -> bool:
 @agent_options
 @plain_option
 @continue_option
-@click.option("--resume", metavar="ID", help="Go on with the conversation ID (or the start "
-              "of its id; `ikigai sessions list` shows them).")
+@resume_option
 @pass_app
 def chat(app: App, provider: str | None, model: str | None, stream: bool,
          max_turns: int | None, no_log: bool, plain: bool, resume_last: bool,

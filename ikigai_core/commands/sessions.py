@@ -16,6 +16,7 @@ from ikigai_core.session import store_of
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+    from ikigai_core.sessions import SessionSummary
 
 PROMPT_SHOWN = 50
 """Characters of a conversation's first prompt ``sessions list`` shows."""
@@ -39,13 +40,19 @@ def list_sessions(app: App, as_json: bool) -> None:
                     "output_tokens": s.output_tokens} for s in found])
         return
     for s in found:
-        prompt = printable(s.first_prompt or "?", keep_newlines=False)
-        if len(prompt) > PROMPT_SHOWN:
-            prompt = prompt[: PROMPT_SHOWN - 1] + "…"
-        tokens = s.input_tokens + s.output_tokens
-        turns = "1 turn" if s.turns == 1 else f"{s.turns} turns"
-        click.echo(printable(f"{s.id}  {_when(s.updated)}  {s.model or '?'}  {turns}  "
-                             f"{tokens} tokens  {prompt}"))
+        click.echo(summary_line(s))
+
+
+def summary_line(s: SessionSummary) -> str:
+    """One conversation as ``sessions list`` and chat's ``/sessions`` show it: id, time,
+    model, turns, tokens and the start of its first prompt, on one printable line."""
+    prompt = printable(s.first_prompt or "?", keep_newlines=False)
+    if len(prompt) > PROMPT_SHOWN:
+        prompt = prompt[: PROMPT_SHOWN - 1] + "…"
+    tokens = s.input_tokens + s.output_tokens
+    turns = "1 turn" if s.turns == 1 else f"{s.turns} turns"
+    return printable(f"{s.id}  {_when(s.updated)}  {s.model or '?'}  {turns}  "
+                     f"{tokens} tokens  {prompt}")
 
 
 def _when(stamp: float | None) -> str:
