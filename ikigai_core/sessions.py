@@ -7,10 +7,12 @@ envelope, duration). A turn is written in one transaction, so a crash or Ctrl-C 
 leaves half of one. Two processes going on with one conversation at once each record
 the turn they went on from (its ``parent``): the conversation branches, and going on
 follows the branch of the latest turn, so no one is sent an interleaving that never
-happened (issue 21). Rows are read back as if a stranger had edited them
-(:mod:`ikigai_core.session_json`). The database is in WAL mode
-with a busy timeout, so several ikigai processes can write at once; it carries its schema
-version (``PRAGMA user_version``) and :data:`MIGRATIONS` bring an older one up to date.
+happened (issue 21). The messages' text and the tool calls' arguments and results are in a
+full-text index (SQLite's FTS5), kept by triggers as turns come and go (issue 27). Rows
+are read back as if a stranger had edited them (:mod:`ikigai_core.session_json`). The
+database is in WAL mode with a busy timeout, so several ikigai processes can write at
+once; it carries its schema version (``PRAGMA user_version``) and :data:`MIGRATIONS`
+bring an older one up to date.
 """
 
 from __future__ import annotations
@@ -50,7 +52,49 @@ DB_NAME = "sessions.db"
 BUSY_TIMEOUT = 30.0
 """Seconds a writer waits for another process's transaction to end."""
 
-MIGRATIONS: tuple[str, ...] = (
+SEARCH_COLUMNS = (
+    # every message's own text: the prompt and the model's answers
+    "(SELECT group_concat(atom, char(10)) FROM json_tree(iif(json_valid({0}), {0}, '[]')) "
+    "WHERE type = 'text' AND key = 'text' AND path GLOB '$[[]*' AND path NOT GLOB '*.*')",
+    # the text in the tool calls' names, arguments and results
+    "(SELECT group_concat(atom, char(10)) FROM json_tree(iif(json_valid({0}), {0}, '[]')) "
+    "WHERE type = 'text' AND path GLOB '$[[]*].results*')",
+)
+"""What the full-text index holds of a turn, from its ``messages`` column ``{0}`` (JSON
+that is damaged adds nothing)."""
+
+
+def _indexed(messages: str) -> str:
+    return ", ".join(column.format(messages) for column in SEARCH_COLUMNS)
+
+
+SEARCH_INDEX = (
+    "CREATE VIRTUAL TABLE turn_text USING fts5 (text, tools)",
+    "CREATE TRIGGER turn_text_add AFTER INSERT ON turns BEGIN "
+    f"INSERT INTO turn_text (rowid, text, tools) VALUES (new.rowid, {_indexed('new.messages')});"
+    " END",
+    "CREATE TRIGGER turn_text_remove AFTER DELETE ON turns BEGIN "
+    "DELETE FROM turn_text WHERE rowid = old.rowid; END",
+    f"INSERT INTO turn_text (rowid, text, tools) SELECT rowid, {_indexed('messages')} FROM turns",
+)
+"""The full-text index of the turns, built for those recorded already and kept by triggers."""
+
+
+def has_fts5() -> bool:
+    """Whether this Python's SQLite has FTS5, the full-text search the index needs."""
+    with closing(sqlite3.connect(":memory:")) as db:
+        return bool(db.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").fetchone()[0])
+
+
+def build_search_index(db: sqlite3.Connection) -> None:
+    """Index the turns (schema 3), where this SQLite has FTS5: without it, recording goes on
+    and ``sessions search`` says what is missing (it builds the index once it can)."""
+    if has_fts5():
+        for statement in SEARCH_INDEX:
+            db.execute(statement)
+
+
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE sessions (
         id TEXT PRIMARY KEY,
@@ -92,8 +136,10 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE turns SET parent = seq - 1 WHERE seq > 0;
     ALTER TABLE turns ADD COLUMN skills TEXT NOT NULL DEFAULT '[]';
     """,
+    build_search_index,
 )
-"""``MIGRATIONS[n]`` takes a database from schema version ``n`` to ``n + 1``; append only."""
+"""``MIGRATIONS[n]`` takes a database from schema version ``n`` to ``n + 1`` (SQL, or a
+function given the connection); append only."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -157,6 +203,38 @@ class SessionSummary:
     input_tokens: int
     output_tokens: int
     """Times and texts are ``None`` where a damaged row holds something else."""
+
+
+@dataclass(frozen=True)
+class Match:
+    """One recorded prompt whose text or tool calls match a search.
+
+    :param session: the conversation's id.
+    :param turn: the prompt's number in it, from 0.
+    :param created: when it was recorded (``None`` where a damaged row holds something else).
+    :param snippet: the matching text around the match, each matched word between
+        :data:`MARK` s.
+    """
+
+    session: str
+    turn: int | None
+    created: float | None
+    snippet: str
+
+
+MARK = "**"
+"""What a search's snippet puts either side of each matched word."""
+SNIPPET_WORDS = 16
+"""Words a search's snippet shows around the match."""
+
+
+def search_query(text: str) -> str:
+    """``text`` as an FTS5 query: each word as itself (quoted, so no word is an operator),
+    all of them needed; no words is a :class:`UsageError`."""
+    words = text.split()
+    if not words:
+        raise UsageError("sessions search needs some text to look for")
+    return " ".join('"' + word.replace('"', '""') + '"' for word in words)
 
 
 def new_session_id() -> str:
@@ -312,6 +390,32 @@ class SessionStore:
         return Branch(conversation, chain[0]["seq"] if chain else None,
                       tuple(chain[0]["skills"]) if chain else ())
 
+    def search(self, text: str, *, limit: int) -> list[Match]:
+        """The recorded prompts whose messages or tool calls hold every word of ``text``,
+        the best match first, at most ``limit``."""
+        query = search_query(text)
+        with self._connect() as db:
+            self._ensure_index(db)
+            rows = db.execute(f"""
+                SELECT t.session_id, t.seq, t.created,
+                       snippet(turn_text, -1, '{MARK}', '{MARK}', '…', {SNIPPET_WORDS})
+                FROM turn_text JOIN turns t ON t.rowid = turn_text.rowid
+                WHERE turn_text MATCH ? ORDER BY rank, t.created DESC LIMIT ?""",
+                              (query, limit)).fetchall()
+        return [Match(str(row[0]), _or_none(row[1], lambda v: isinstance(v, int)),
+                      _or_none(row[2], is_number), str(row[3])) for row in rows]
+
+    def _ensure_index(self, db: sqlite3.Connection) -> None:
+        """Build the index if a SQLite without FTS5 could not, or say that this one has none."""
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'turn_text'").fetchone():
+            return
+        if not has_fts5():
+            raise IkigaiError(f"sessions search needs SQLite's full-text search (FTS5), which "
+                              f"this Python's SQLite {sqlite3.sqlite_version} lacks; run ikigai "
+                              "with a Python whose sqlite3 has it")
+        with self._transaction(db):
+            build_search_index(db)
+
     def remove(self, session_id: str) -> None:
         """Delete one conversation and everything recorded of it."""
         with self._connect() as db, self._transaction(db):
@@ -353,7 +457,11 @@ def migrate(db: sqlite3.Connection) -> None:
                     f"one knows {SCHEMA_VERSION}); upgrade ikigai, or pass --no-log")
             if version == SCHEMA_VERSION:
                 return
-            for statement in MIGRATIONS[version].split(";"):
-                if statement.strip():
-                    db.execute(statement)
+            step = MIGRATIONS[version]
+            if callable(step):
+                step(db)
+            else:
+                for statement in step.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
             db.execute(f"PRAGMA user_version = {version + 1}")

@@ -5,12 +5,18 @@ against the fake provider server."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
+from ikigai_core import sessions
+from ikigai_core.sessions import SCHEMA_VERSION
 from tests.support.replies import REPLIES
-from tests.test_sessions import IKIGAI, offline
+from tests.test_session_damage import DAMAGES, damage, one_session
+from tests.test_sessions import IKIGAI, db_path, invoke, offline
 
 pytestmark = pytest.mark.usefixtures(offline.__name__)
 OPENAI = REPLIES["openai"]
@@ -81,3 +87,92 @@ def test_chat_sessions_shows_the_recent_ten(fake_server):
     shown = ikigai("chat", "--provider", "openai", input="/sessions\n").stdout.splitlines()
     assert len(shown) == 11 and shown[0].endswith("question 10")
     assert shown[-1] == "… 1 more: `ikigai sessions list` shows all"
+
+
+# -- sessions search ---------------------------------------------------------------------
+
+
+def searched(*args: str) -> list[dict[str, object]]:
+    done = ikigai("sessions", "search", "--json", *args)
+    assert done.returncode == 0, done.stderr
+    return list(json.loads(done.stdout))
+
+
+def test_search_finds_prompts_answers_and_tool_results(fake_server):
+    fake_server.push(
+        OPENAI.reply("", [("c1", "bash", {"command": "echo zebra-crossing"})]),
+        OPENAI.reply("The tool said so."), OPENAI.reply("Lions roar at dusk."))
+    tooled = str(asked("use the tool", "--yes")["session"])
+    talked = str(asked("tell me about lions")["session"])
+    (hit,) = searched("crossing")  # only in the tool's arguments and output
+    assert (hit["session"], hit["turn"]) == (tooled, 0)
+    assert "**crossing**" in str(hit["snippet"])
+    assert [m["session"] for m in searched("LIONS dusk")] == [talked]  # every word, any case
+    assert searched("lions zebra") == []
+    assert searched('"unbalanced AND (') == []  # words, never query syntax
+    shown = ikigai("sessions", "search", "roar")
+    assert shown.returncode == 0 and shown.stderr == ""
+    (line,) = shown.stdout.splitlines()
+    assert line.startswith(f"{talked}  ") and line.endswith("  prompt 1  tell me about lions Lions **roar** at dusk.")
+    none = ikigai("sessions", "search", "nowhere")
+    assert (none.returncode, none.stdout, none.stderr) == (
+        0, "", "ikigai: nothing recorded matches 'nowhere'\n")
+    empty = ikigai("sessions", "search", " ")
+    assert (empty.returncode, empty.stderr) == (
+        2, "ikigai: sessions search needs some text to look for\n")
+    assert ikigai("sessions", "rm", talked).returncode == 0
+    assert searched("lions") == []  # gone from the index with the session
+
+
+def as_schema_2(home: Path) -> None:
+    """Make the session log what ikigai wrote before the index: schema 2, no index."""
+    with closing(sqlite3.connect(db_path(home), isolation_level=None)) as db:
+        db.executescript("DROP TRIGGER turn_text_add; DROP TRIGGER turn_text_remove; "
+                         "DROP TABLE turn_text; PRAGMA user_version = 2;")
+
+
+def test_the_migration_indexes_what_was_recorded_before(fake_server, isolated_home):
+    fake_server.push(OPENAI.reply("Kept from before."), OPENAI.reply("New."))
+    before = asked("an old question")["session"]
+    as_schema_2(isolated_home)
+    assert [m["session"] for m in searched("kept before")] == [before]
+    after = asked("a new question")["session"]  # the trigger indexes it
+    assert [m["session"] for m in searched("question")] == [after, before]
+    with closing(sqlite3.connect(db_path(isolated_home))) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+
+
+@pytest.mark.parametrize("what", DAMAGES)
+def test_damaged_rows_never_break_search(what, fake_server, isolated_home):
+    session = one_session(fake_server)
+    damage(isolated_home, *DAMAGES[what])
+    for _ in ("indexed before the damage", "indexed from the damaged row"):
+        done = ikigai("sessions", "search", "hi")
+        assert done.returncode == 0, done.stderr
+        assert all(line.startswith(f"{session}  ") for line in done.stdout.splitlines())
+        assert done.stderr in ("", "ikigai: nothing recorded matches 'hi'\n")
+        as_schema_2(isolated_home)
+
+
+def test_without_fts5_recording_goes_on_and_search_is_one_line(fake_server, monkeypatch):
+    fake_server.push(OPENAI.reply("Answered."))
+    real = sessions.has_fts5
+    monkeypatch.setattr(sessions, "has_fts5", lambda: False)
+    assert invoke("ask", "--provider", "openai", "a question").exit_code == 0
+    refused = invoke("sessions", "search", "question")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert refused.stderr == (
+        f"ikigai: sessions search needs SQLite's full-text search (FTS5), which this "
+        f"Python's SQLite {sqlite3.sqlite_version} lacks; run ikigai with a Python whose "
+        "sqlite3 has it\n")
+    monkeypatch.setattr(sessions, "has_fts5", real)  # a Python with FTS5 builds the index
+    assert json.loads(invoke("sessions", "search", "--json", "question").stdout)[0][
+        "snippet"] == "a **question**\nAnswered."
+
+
+def test_search_limit(fake_server):
+    fake_server.push(*(OPENAI.reply("ok") for _ in range(3)))
+    for number in range(3):
+        asked(f"same words {number}")
+    assert len(searched("same words")) == 3
+    assert len(searched("same", "--limit", "2")) == 2

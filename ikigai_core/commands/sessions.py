@@ -1,4 +1,4 @@
-"""``ikigai sessions list|show|rm``: the conversations :class:`~ikigai_core.session.Session`
+"""``ikigai sessions list|search|show|rm``: the conversations :class:`~ikigai_core.session.Session`
 recorded."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ikigai_core.commands.output import echo_json, printable
+from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.commands.tools import pass_app
 from ikigai_core.session import store_of
 
@@ -63,6 +63,28 @@ def _when(stamp: float | None) -> str:
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
     except (OverflowError, OSError, ValueError):  # a damaged row's time beyond the calendar
         return "?"
+
+
+@sessions.command("search")
+@click.argument("text")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              metavar="N", help="Show at most N matches.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@pass_app
+def search_sessions(app: App, text: str, limit: int, as_json: bool) -> None:
+    """The prompts whose messages or tool calls hold every word of TEXT, the best match
+    first: session id, time, prompt number, and the words around the match (**marked**)."""
+    found = store_of(app).search(text, limit=limit)
+    if as_json:
+        echo_json([{"session": m.session, "turn": m.turn, "created": m.created,
+                    "snippet": m.snippet} for m in found])
+        return
+    if not found:
+        warn(f"nothing recorded matches '{text}'")
+    for m in found:
+        prompt = "?" if m.turn is None else m.turn + 1
+        click.echo(printable(f"{m.session}  {_when(m.created)}  prompt {prompt}  "
+                             f"{' '.join(m.snippet.split())}"))
 
 
 @sessions.command("show")
