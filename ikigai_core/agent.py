@@ -31,6 +31,7 @@ from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+    from ikigai_core.conversation import Message
     from ikigai_core.execution import CallResult, ToolExecutor
     from ikigai_core.providers import Provider
     from ikigai_core.tools import Tool
@@ -139,7 +140,7 @@ class Agent:
                     "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"
                 )
             conversation.add(ToolResultsMessage(
-                self.run_calls(reply.tool_calls, self._offered(tools))))
+                self.run_calls(reply.tool_calls, self._offered(tools), conversation)))
 
     def _check_cancelled(self) -> None:
         if self.cancelled.is_set():
@@ -165,9 +166,14 @@ class Agent:
             self.registry = self.app.registry()
 
     def run_calls(
-        self, calls: Sequence[ToolCall], offered: Mapping[str, Tool]
+        self, calls: Sequence[ToolCall], offered: Mapping[str, Tool],
+        conversation: Conversation | None = None,
     ) -> tuple[ToolResult, ...]:
         """Run ``calls`` concurrently, one worker thread each; their results in call order.
+
+        Each call's ``ikigai_before_tool_call`` plugins see ``conversation`` (the one the
+        calls come from) as it stands now: a tuple of its messages, ending with the turn
+        that made the calls (issue 24: the web plugin's URL rule and ``web.max_uses``).
 
         Only the tools in ``offered`` (those the request advertised) can run: a call of
         any other is ``TOOL_NOT_FOUND`` and starts nothing, so ``--tools``, ``--no-tools``,
@@ -180,7 +186,8 @@ class Agent:
         for call in calls:
             self.on_tool_start(call)
         with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
-            futures = {pool.submit(self._timed, call, offered): call for call in calls}
+            seen = None if conversation is None else tuple(conversation.messages)
+            futures = {pool.submit(self._timed, call, offered, seen): call for call in calls}
             try:
                 self._report_ends(futures)
             except BaseException:
@@ -198,15 +205,17 @@ class Agent:
                 self.on_tool_end(futures[future], future.result().envelope)
             self._check_cancelled()
 
-    def _timed(self, call: ToolCall, offered: Mapping[str, Tool]) -> ToolResult:
+    def _timed(self, call: ToolCall, offered: Mapping[str, Tool],
+               conversation: tuple[Message, ...] | None) -> ToolResult:
         started = time.monotonic()
-        done = self.call(call, offered)
+        done = self.call(call, offered, conversation)
         return ToolResult(call, done.envelope, time.monotonic() - started,
                           within_limit(done.outcome.attachments))
 
-    def call(self, call: ToolCall, offered: Mapping[str, Tool]) -> CallResult:
+    def call(self, call: ToolCall, offered: Mapping[str, Tool],
+             conversation: tuple[Message, ...] | None = None) -> CallResult:
         """Run one tool call of a tool in ``offered`` through the executor and return
-        what happened.
+        what happened; the plugins see ``conversation``'s messages (``None``: none).
 
         Arguments the provider could not parse get ``INVALID_PARAMS`` without running
         anything; the provider undoes its schema changes (``prepare_arguments``) first.
@@ -216,7 +225,7 @@ class Agent:
             unparsed = call.arguments_error or "not a JSON object"
         done = (self.executor or self.app.executor).call(
             offered, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
-            prepare=self.provider.prepare_arguments,
+            prepare=self.provider.prepare_arguments, conversation=conversation,
         )
         result = done.outcome.result
         if (call.name == LOAD_SKILL and result is not None and "error" not in result

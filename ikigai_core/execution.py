@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
     from ikigai_core.config import Settings
+    from ikigai_core.conversation import Message
     from ikigai_core.decision import CallDecision
     from ikigai_core.notices import Notices
     from ikigai_core.tools import Tool
@@ -337,6 +338,7 @@ class ToolExecutor:
         call_id: str | None = None,
         unparsed: str | None = None,
         prepare: Callable[[Tool, Mapping[str, Any]], Mapping[str, Any]] | None = None,
+        conversation: tuple[Message, ...] | None = None,
     ) -> CallResult:
         """Run one call of tool ``name`` and wrap what happened.
 
@@ -345,6 +347,8 @@ class ToolExecutor:
         :param call_id: the provider's id for the call.
         :param unparsed: why the arguments could not be read at all (then nothing runs).
         :param prepare: undoes a provider's schema changes in the arguments (OpenAI's nulls).
+        :param conversation: the messages of the conversation the call comes from, for
+            ``ikigai_before_tool_call`` (``ToolCallRequest.conversation``); ``None``: none.
         """
         started = time.monotonic()
         tool = registry.get(name)
@@ -356,17 +360,19 @@ class ToolExecutor:
         else:
             if prepare is not None and isinstance(arguments, dict):
                 arguments = prepare(tool, arguments)
-            outcome, arguments = self._run(tool, arguments, call_id)
+            outcome, arguments = self._run(tool, arguments, call_id, conversation)
         record = CallRecord(name, tool, arguments, outcome, time.monotonic() - started,
                             self.context, call_id)
         self._after(record=record)
         return CallResult(outcome, dict(self._wrap(outcome=outcome)))
 
-    def _run(self, tool: Tool, arguments: Any, call_id: str | None) -> tuple[ToolOutcome, Any]:
+    def _run(self, tool: Tool, arguments: Any, call_id: str | None,
+             conversation: tuple[Message, ...] | None) -> tuple[ToolOutcome, Any]:
         problem = validate_arguments(tool, arguments)
         if problem is not None:
             return invalid_params(tool.name, problem), arguments
-        decision = self._decide(ToolCallRequest(tool, arguments, self.context, call_id))
+        decision = self._decide(ToolCallRequest(tool, arguments, self.context, call_id,
+                                                conversation))
         if decision is not None and decision.action == "deny":
             message = f"Tool '{tool.name}' was denied: {decision.reason}"
             return ToolOutcome(tool.name, error=message, error_code=TOOL_DENIED), arguments

@@ -124,7 +124,9 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
     starts no process: the model gets ``TOOL_DENIED`` with the reason. A plugin that
     raises denies the call (fail closed), and the failure is reported.
 
-    :param request: the tool, its arguments and the call's context.
+    :param request: the tool, its arguments, the call's context, and the conversation the
+        call comes from (its messages, read-only; ``None`` for a call from no conversation:
+        ``ikigai tool run``, ``tool test``, ``mcp serve``).
     :returns: a :class:`ikigai_core.CallDecision`, or ``None`` to have no say.
     """
 

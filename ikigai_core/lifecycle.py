@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
+    from ikigai_core.conversation import Message
     from ikigai_core.notices import Notices
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.tools import Tool
@@ -53,12 +54,18 @@ class ToolCallRequest:
     :param arguments: the arguments, already valid against ``tool.parameters``.
     :param context: where and for whom it runs.
     :param call_id: the provider's id for the call, when the model made it.
+    :param conversation: the conversation the call comes from, read-only: its messages
+        (``UserMessage``, ``AssistantMessage``, ``ToolResultsMessage``) oldest first, up to
+        the model turn that made this call (so the turn's other calls are in its last
+        message, their results not yet). ``None`` for a call from no conversation
+        (``ikigai tool run``, ``tool test``, ``mcp serve``, a library caller).
     """
 
     tool: Tool
     arguments: Mapping[str, Any]
     context: CallContext
     call_id: str | None = None
+    conversation: tuple[Message, ...] | None = None
 
 
 @dataclass(frozen=True)
