@@ -176,3 +176,33 @@ def test_search_limit(fake_server):
         asked(f"same words {number}")
     assert len(searched("same words")) == 3
     assert len(searched("same", "--limit", "2")) == 2
+
+
+# -- sessions show: markdown and plain ----------------------------------------------------
+
+
+def test_show_markdown_is_markdown_and_plain_is_not(fake_server):
+    fake_server.push(OPENAI.reply("", [("c1", "bash", {"command": "echo hi"}),
+                                       ("c2", "file_read", {"path": "nothing.txt"})]),
+                     OPENAI.reply("Said **hi**.\n\n- one"))
+    session = str(asked("greet\nthem", "--yes", "--system", "Be brief.\n# Rules")["session"])
+    markdown = ikigai("sessions", "show", session[:6], "--markdown").stdout
+    head, system, prompt = markdown.split("\n## ")
+    assert head.startswith(f"# Session {session}\n\nask in `")
+    assert system == "System prompt\n\n```markdown\nBe brief.\n# Rules\n```\n"  # fenced
+    assert prompt.startswith("Prompt 1 (openai gpt-4o-mini, 30 tokens)\n\n> greet\n> them\n\n"
+                             "Tool call `bash` (")
+    assert "s):\n\n```sh\necho hi\n```\n\nResult:\n\n```json\n{\n  \"tool_success\": true," \
+        in prompt  # the command as a shell block, the result as indented JSON
+    assert "Tool call `file_read` (" in prompt and '```json\n{\n  "path": "nothing.txt"\n}\n```' \
+        in prompt
+    assert prompt.endswith("```\n\nSaid **hi**.\n\n- one\n")  # the model's markdown as is
+    assert markdown.count("```") % 2 == 0
+    plain = ikigai("sessions", "show", session[:6]).stdout
+    assert plain == ikigai("sessions", "show", session[:6], "--plain").stdout != markdown
+    assert plain.startswith(f"Session {session}: ask in {Path.cwd()}, ")
+    assert "\n\nPrompt 1 (openai gpt-4o-mini, 30 tokens):\n    greet\n    them\n\n" \
+           "Tool bash (" in plain
+    assert 's): {"command": "echo hi"}\n  → {"tool_success": true, ' in plain
+    assert not any(line.startswith(("#", "```", ">")) for line in plain.splitlines())
+    assert plain.endswith("\n\nSaid **hi**.\n\n- one\n")

@@ -95,7 +95,7 @@ def test_a_time_that_is_none_lists_and_shows_as_a_question_mark(time, fake_serve
     assert line.startswith(f"{session}  ?  gpt-4o-mini  1 turn  ")
     if time == "1e300":  # a number, so shown, as a time beyond the calendar
         damage(isolated_home, "sessions", "created", time)
-        shown = invoke("sessions", "show", session)
+        shown = invoke("sessions", "show", session, "--markdown")
         assert shown.exit_code == 0 and f"\n\nask in `{Path.cwd()}`, ?\n" in shown.stdout
 
 

@@ -269,11 +269,11 @@ def test_show_markdown_is_a_transcript(fake_server):
                      replies.reply("Said hi."))
     session = json.loads(invoke("ask", "--yes", "--json", "--provider", "openai",
                                 "greet").stdout)["session"]
-    text = invoke("sessions", "show", session).stdout
+    text = invoke("sessions", "show", session, "--markdown").stdout
     assert text.startswith(f"# Session {session}\n\nask in `")
-    assert "## Prompt 1 (openai gpt-4o-mini, 30 tokens)\n\ngreet\n" in text
-    assert '**Tool `bash`**' in text and '{"command": "echo hi"}' in text
-    assert "**Assistant:**\n\nSaid hi.\n" in text
+    assert "## Prompt 1 (openai gpt-4o-mini, 30 tokens)\n\n> greet\n" in text
+    assert "Tool call `bash` (" in text and "```sh\necho hi\n```" in text
+    assert text.endswith("```\n\nSaid hi.\n")
 
 
 @pytest.mark.parametrize("how", ["flag", "config", "environment"])

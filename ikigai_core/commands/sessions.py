@@ -4,8 +4,10 @@ recorded."""
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -90,8 +92,11 @@ def search_sessions(app: App, text: str, limit: int, as_json: bool) -> None:
 @sessions.command("show")
 @click.argument("session_id", metavar="ID")
 @click.option("--json", "form", flag_value="json", help="Everything recorded, as JSON.")
-@click.option("--markdown", "form", flag_value="markdown", default=True,
-              help="A readable transcript (the default).")
+@click.option("--markdown", "form", flag_value="markdown",
+              help="A markdown transcript: a heading per prompt, tool calls and results "
+                   "in fenced blocks.")
+@click.option("--plain", "form", flag_value="plain", default=True,
+              help="A plain text transcript (the default).")
 @pass_app
 def show_session(app: App, session_id: str, form: str) -> None:
     """One conversation: its messages, tool calls and tokens (ID may be the start of an id)."""
@@ -100,32 +105,93 @@ def show_session(app: App, session_id: str, form: str) -> None:
     if form == "json":
         echo_json(data)
     else:
-        click.echo(printable(transcript(data)), nl=False)
+        form_of = transcript if form == "markdown" else plain_transcript
+        click.echo(printable(form_of(data)), nl=False)
 
 
 def transcript(data: Mapping[str, Any]) -> str:
-    """A conversation as markdown: each prompt, the model's answers, each tool call."""
+    """A conversation as markdown: a heading per prompt (quoted), the model's text as it
+    wrote it, each tool call and its result in a fenced block (a shell command as ``sh``,
+    the rest as JSON)."""
     lines = [f"# Session {data['id']}", "",
              f"{data['command']} in `{data['cwd']}`, {_when(data['created'])}", ""]
     if data["system"]:
-        lines += ["## System prompt", "", data["system"], ""]
+        lines += ["## System prompt", "", *_fenced(data["system"], "markdown"), ""]
     for turn in data["turns"]:
-        tokens = turn["input_tokens"] + turn["output_tokens"]
-        parent = turn["parent"]
-        after = ("" if parent is None or parent == turn["seq"] - 1
-                 else f", going on from prompt {parent + 1}")
-        lines += [f"## Prompt {turn['seq'] + 1} ({turn['provider']} {turn['model']}, "
-                  f"{tokens} tokens{after})", "", turn["prompt"], ""]
-        for message in turn["messages"]:
-            if message["role"] == "assistant" and message["text"]:
-                lines += ["**Assistant:**", "", message["text"], ""]
-            elif message["role"] == "tool":
-                for result in message["results"]:
-                    call = result["call"]
-                    lines += [f"**Tool `{call['name']}`** ({result.get('duration', 0.0):.2f} s)",
-                              "", "```json", json.dumps(call["arguments"], ensure_ascii=False),
-                              json.dumps(result["envelope"], ensure_ascii=False), "```", ""]
+        lines += [f"## Prompt {_title(turn)}", "",
+                  *(f"> {line}".rstrip() for line in turn["prompt"].split("\n")), ""]
+        for text, result in _steps(turn):
+            if result is None:
+                lines += [text, ""]
+                continue
+            call = result["call"]
+            command = _shell_command(call["arguments"])
+            lines += [f"Tool call `{call['name']}` ({result.get('duration', 0.0):.2f} s):", "",
+                      *(_fenced(command, "sh") if command is not None
+                        else _fenced(_pretty(call["arguments"]), "json")), "",
+                      "Result:", "", *_fenced(_pretty(result["envelope"]), "json"), ""]
     return "\n".join(lines)
+
+
+def plain_transcript(data: Mapping[str, Any]) -> str:
+    """A conversation as plain text: each prompt under a line naming it (indented), each
+    tool call and its result on a line each, the model's text as it wrote it."""
+    lines = [f"Session {data['id']}: {data['command']} in {data['cwd']}, "
+             f"{_when(data['created'])}", ""]
+    if data["system"]:
+        lines += ["System prompt:", textwrap.indent(data["system"], "    "), ""]
+    for turn in data["turns"]:
+        lines += [f"Prompt {_title(turn)}:", textwrap.indent(turn["prompt"], "    "), ""]
+        for text, result in _steps(turn):
+            if result is None:
+                lines += [text, ""]
+                continue
+            call = result["call"]
+            lines += [f"Tool {call['name']} ({result.get('duration', 0.0):.2f} s): "
+                      f"{json.dumps(call['arguments'], ensure_ascii=False)}",
+                      f"  → {json.dumps(result['envelope'], ensure_ascii=False)}", ""]
+    return "\n".join(lines)
+
+
+def _title(turn: Mapping[str, Any]) -> str:
+    """``3 (openai gpt-4o, 15 tokens, going on from prompt 1)``: a prompt's number, model,
+    tokens, and the prompt it went on from when not the one before."""
+    parent = turn["parent"]
+    after = ("" if parent is None or parent == turn["seq"] - 1
+             else f", going on from prompt {parent + 1}")
+    return (f"{turn['seq'] + 1} ({turn['provider']} {turn['model']}, "
+            f"{turn['input_tokens'] + turn['output_tokens']} tokens{after})")
+
+
+def _steps(turn: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
+    """What a prompt led to, in order: ``(text, None)`` for the model's text, ``("", result)``
+    for each tool call with its result."""
+    for message in turn["messages"]:
+        if message["role"] == "assistant" and message["text"]:
+            yield message["text"], None
+        elif message["role"] == "tool":
+            for result in message["results"]:
+                yield "", result
+
+
+def _shell_command(arguments: Any) -> str | None:
+    """The command of a call whose only argument is a ``command`` string (a shell's)."""
+    if isinstance(arguments, dict) and set(arguments) == {"command"}:
+        command = arguments["command"]
+        return command if isinstance(command, str) else None
+    return None
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _fenced(text: str, language: str) -> list[str]:
+    """``text`` in a fenced block of ``language``, its fence longer than any run of
+    backticks in it."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + language, text, fence]
 
 
 @sessions.command("rm")
