@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ikigai_core import DirectorySource, hookimpl
 
 if TYPE_CHECKING:
-    from ikigai_core import CallContext, CallDecision, CallRecord, ProcessSpec, ToolCallRequest
+    from ikigai_core import CallContext, CallDecision, ProcessSpec, ToolCallRequest
 
 WEB_SCRIPTS = ("web_fetch-tool", "web_search-tool")
 """The tools this distribution installs (console scripts)."""
@@ -32,8 +32,10 @@ def ikigai_tool_sources() -> list[DirectorySource]:
 
 @hookimpl
 def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
-    """Refuse a web tool call at its start when the ``web`` settings are wrong, or
-    when the tool has spent its ``web.max_uses`` in this conversation."""
+    """Refuse a web tool call at its start when the ``web`` settings are wrong, when
+    web_fetch's URL did not appear in the conversation (``web.fetch_only_seen_urls``), or
+    when the tool has spent its ``web.max_uses`` in this conversation. A call from no
+    conversation (``ikigai tool run``, ``mcp serve``) meets neither conversation rule."""
     if request.tool.name not in WEB_TOOLS:
         return None
     from ikigai_core import CallDecision
@@ -43,18 +45,15 @@ def ikigai_before_tool_call(request: ToolCallRequest) -> CallDecision | None:
         settings = check(request.context.settings.web, request.context.environ)
     except WebSettingsError as exc:
         return CallDecision.deny(str(exc))
+    if request.tool.name == "web_fetch" and settings["fetch_only_seen_urls"]:
+        from ikigai_tools_web.seen import unseen
+
+        refused = unseen(request)
+        if refused is not None:
+            return refused
     from ikigai_tools_web.budget import over_budget
 
     return over_budget(request, settings["max_uses"])
-
-
-@hookimpl
-def ikigai_after_tool_call(record: CallRecord) -> None:
-    """Count a web tool's use towards ``web.max_uses``."""
-    if record.name in WEB_TOOLS:
-        from ikigai_tools_web.budget import spend
-
-        spend(record)
 
 
 @hookimpl

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, Any] = {
     "search_backends": [],
     "searxng_url": "",
     "max_uses": 50,
+    "fetch_only_seen_urls": True,
 }
 """Every key of the ``web`` object and its default (docs/web.md explains each)."""
 
@@ -63,7 +64,11 @@ def check(given: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any
 def _value(key: str, value: Any, origin: str) -> Any:
     """``value`` if it has the type of ``key``'s default, else a one-line error."""
     default = DEFAULTS[key]
-    if isinstance(default, list):
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        expected = "true or false"
+    elif isinstance(default, list):
         if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
             return value
         expected = "a list of strings"

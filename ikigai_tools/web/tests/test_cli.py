@@ -87,7 +87,8 @@ def test_ask_fetches_a_page_in_parts_and_answers(fake_server, isolated_home, sit
         REPLY.reply(calls=[("c2", "web_fetch", {"url": url, "max_chars": 600,
                                                 "start_index": 600})]),
         REPLY.reply("Paragraph 39 says 273."))
-    done = ikigai("ask", "--provider", "openai", "--no-stream", "what does paragraph 39 say?")
+    done = ikigai("ask", "--provider", "openai", "--no-stream",
+                  f"what does paragraph 39 of {url} say?")  # a URL the user gave
     assert done.returncode == 0 and "273" in done.stdout
     [(_, first)] = sent_results("openai", fake_server.requests[1].json)
     [(_, second)] = sent_results("openai", fake_server.requests[2].json)
