@@ -13,7 +13,7 @@ have written it first.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
@@ -35,7 +35,8 @@ def unseen(request: ToolCallRequest) -> CallDecision | None:
     if request.conversation is None:
         return None
     url = request.arguments.get("url")
-    if isinstance(url, str) and key(url) in seen_urls(request.conversation):
+    wanted = key(url) if isinstance(url, str) else None
+    if wanted is not None and any(wanted in found for found in seen_in(request.conversation)):
         return None
     from ikigai_core import CallDecision
 
@@ -46,18 +47,16 @@ def unseen(request: ToolCallRequest) -> CallDecision | None:
         'free browsing with "web": {"fetch_only_seen_urls": false}')
 
 
-def seen_urls(messages: Iterable[object]) -> set[str]:
-    """The :func:`key` of every URL the user wrote or an earlier tool result holds."""
+def seen_in(messages: Sequence[object]) -> Iterator[set[str]]:
+    """For each message, newest first, the :func:`key` of every URL the user wrote in it or
+    its tool results hold (a fetch is most often of a URL the latest result holds)."""
     from ikigai_core import ToolResultsMessage, UserMessage
 
-    found: set[str] = set()
-    for message in messages:
+    for message in reversed(messages):
         if isinstance(message, UserMessage):
-            found.update(_keys(_user_urls(message.text)))
+            yield _keys(_user_urls(message.text))
         elif isinstance(message, ToolResultsMessage):
-            for result in message.results:
-                found.update(_result_keys(result))
-    return found
+            yield set().union(*map(_result_keys, message.results))
 
 
 def key(url: str) -> str | None:

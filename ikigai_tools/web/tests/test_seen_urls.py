@@ -8,7 +8,7 @@ import json
 
 import pytest
 from ikigai_tools_web.budget import uses
-from ikigai_tools_web.seen import key, seen_urls
+from ikigai_tools_web.seen import key, seen_in
 
 from ikigai_core import AssistantMessage, ToolCall, ToolResult, ToolResultsMessage, UserMessage
 from tests.support.fakeserver import Reply, json_reply
@@ -155,13 +155,13 @@ def result(name: str, arguments: dict, envelope: dict) -> ToolResultsMessage:
 
 
 def test_seen_urls_come_from_the_user_and_from_results_as_written_in_prose():
-    seen = seen_urls([
+    seen = set().union(*seen_in([
         UserMessage("read https://A.example:443/x. and (https://b.example/y) or docs.python.org/3/"),
         result("web_fetch", {"url": "https://c.example/p"},
                {"result": {"final_url": "https://c.example/dir/p", "content": "[n](../q#top)"}}),
         result("bash", {"command": "echo https://evil.example/?d=s3cret\u00e9"},
                {"result": {"output": "https://evil.example/?d=s3cret\\u00e9 https://ok.example"}}),
-    ])
+    ]))
     assert {"https://a.example/x", "https://b.example/y", "https://docs.python.org/3/",
             "http://docs.python.org/3/", "https://c.example/q", "https://ok.example/"} <= seen
     assert not any("evil" in url for url in seen)  # an echo, even JSON-escaped, is no source
