@@ -400,7 +400,7 @@ class SessionStore:
                 SELECT t.session_id, t.seq, t.created,
                        snippet(turn_text, -1, '{MARK}', '{MARK}', '…', {SNIPPET_WORDS})
                 FROM turn_text JOIN turns t ON t.rowid = turn_text.rowid
-                WHERE turn_text MATCH ? ORDER BY rank, t.created DESC LIMIT ?""",
+                WHERE turn_text MATCH ? ORDER BY rank LIMIT ?""",
                               (query, limit)).fetchall()
         return [Match(str(row[0]), _or_none(row[1], lambda v: isinstance(v, int)),
                       _or_none(row[2], is_number), str(row[3])) for row in rows]
