@@ -24,7 +24,7 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError
-from ikigai_core.strictjson import SURROGATE
+from ikigai_core.strictjson import SURROGATE, loads
 
 
 class DamagedSession(IkigaiError):
@@ -75,17 +75,12 @@ def _kind(value: Any) -> str:
     return "null" if value is None else f"the {type(value).__name__} {str(value)[:20]}"
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _json(text: Any, what: str) -> Any:
-    """The JSON ``text`` of a column; damaged when it is not strict JSON text."""
+    """The JSON ``text`` of a column; damaged when it is not strict JSON text (no NaN, no
+    number past a float, which could not be printed back)."""
     _need(text, is_text, what)
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise _Bad(f"{what} is nested too deeply") from None
+        return loads(text)
     except ValueError as exc:
         raise _Bad(f"{what} is not JSON: {str(exc).split(':')[0]}") from None
 

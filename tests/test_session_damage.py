@@ -41,6 +41,9 @@ DAMAGES = {
         "turns", "messages", """'[{"role": "tool", "results": [{"call": {"id": "c", "name":
         "bash", "arguments": [1]}, "envelope": {}}]}]'"""),
     "NaN in messages": ("turns", "messages", """'[{"role": "user", "text": NaN}]'"""),
+    "a number past a float": (
+        "turns", "messages", """'[{"role": "tool", "results": [{"call": {"id": "c", "name":
+        "bash", "arguments": {"n": 1e999}}, "envelope": {}}]}]'"""),
     "text in created": ("turns", "created", "'yesterday'"),
     "text in input_tokens": ("turns", "input_tokens", "'many'"),
     "text in the session's created": ("sessions", "created", "'yesterday'"),
