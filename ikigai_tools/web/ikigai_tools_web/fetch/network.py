@@ -13,7 +13,8 @@ from ikigai_tools_web.fetch.cache import Cache, Entry
 from ikigai_tools_web.fetch.client import Fetched, FetchError, Limits, Refused, fetch
 from ikigai_tools_web.fetch.extract import html_to_markdown
 from ikigai_tools_web.fetch.guard import refused
-from ikigai_tools_web.fetch.tool import HTML_TYPES, TEXT_TYPES, ToolError
+from ikigai_tools_web.fetch.tool import HTML_TYPES, TEXT_TYPES
+from ikigai_tools_web.protocol import ToolError
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
+
+from ikigai_tools_web.protocol import ToolError, dump, output_budget, serve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing and pathlib would cost a cache hit 7 ms of its 5 (docs/web.md)
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 DEFAULT_MAX_CHARS = 20_000
@@ -57,15 +58,7 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javas
 from their headers, unread."""
 
 
-class ToolError(Exception):
-    """An operation error: the answer is ``{"error": message, "error_code": code}``."""
-
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def handle(args: dict[str, Any], environ: os._Environ[str] | dict[str, str]) -> dict[str, Any]:
+def handle(args: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
     """Answer one call: from the cache when fresh, else from the network."""
     from ikigai_tools_web.settings import ENV_NAME, WebSettingsError, check
 
@@ -78,7 +71,7 @@ def handle(args: dict[str, Any], environ: os._Environ[str] | dict[str, str]) -> 
     return present(page, url, start, max_chars or DEFAULT_MAX_CHARS, bool(args.get("raw")))
 
 
-def _cache_path(environ: os._Environ[str] | dict[str, str]) -> str:
+def _cache_path(environ: Mapping[str, str]) -> str:
     if environ.get("IKIGAI_WEB_CACHE"):
         return environ["IKIGAI_WEB_CACHE"]
     home = environ.get("IKIGAI_HOME") or os.path.join(os.path.expanduser("~"), ".ikigai")
@@ -133,7 +126,7 @@ def present(page: dict[str, Any], url: str, start: int, max_chars: int,
     }
     if notes:
         result["notes"] = notes
-    return _fit(result, text, start, max_chars, raw, _budget())
+    return _fit(result, text, start, max_chars, raw, output_budget(os.environ))
 
 
 def _fit(result: dict[str, Any], text: str, start: int, max_chars: int, raw: bool,
@@ -144,7 +137,7 @@ def _fit(result: dict[str, Any], text: str, start: int, max_chars: int, raw: boo
     low, high = 0, max(0, min(max_chars, len(text) - start))
     while low < high:
         middle = (low + high + 1) // 2
-        if len(_dump(_slice(result, text, start, middle, max_chars, raw))) <= budget:
+        if len(dump(_slice(result, text, start, middle, max_chars, raw))) <= budget:
             low = middle
         else:
             high = middle - 1
@@ -162,15 +155,6 @@ def _slice(result: dict[str, Any], text: str, start: int, count: int, max_chars:
         sliced["next_call"] = {"url": result["url"], "start_index": end,
                                "max_chars": max_chars, "raw": raw}
     return sliced
-
-
-def _budget() -> int:
-    value = os.environ.get("IKIGAI_MAX_OUTPUT_BYTES", "")
-    return int(value) if value.isdigit() else 64 * 1024
-
-
-def _dump(result: dict[str, Any]) -> bytes:
-    return json.dumps(result, ensure_ascii=False).encode() + b"\n"
 
 
 ARGUMENT_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
@@ -199,17 +183,4 @@ def _arguments(raw: bytes) -> dict[str, Any]:
 
 def main() -> None:
     """``web_fetch-tool [--schema]``."""
-    argv = sys.argv[1:]
-    if argv == ["--schema"]:
-        sys.stdout.write(json.dumps(SCHEMA, indent=2) + "\n")
-        return
-    if argv:
-        sys.stderr.write(f"web_fetch: unexpected argument {argv[0]!r}\n"
-                         "usage: web_fetch-tool [--schema] < ARGUMENTS.json\n")
-        sys.exit(2)
-    try:
-        result = handle(_arguments(sys.stdin.buffer.read()), os.environ)
-    except ToolError as exc:
-        result = {"error": str(exc), "error_code": exc.code}
-    sys.stdout.buffer.write(_dump(result))
-    sys.stdout.flush()
+    serve("web_fetch", SCHEMA, _arguments, handle)

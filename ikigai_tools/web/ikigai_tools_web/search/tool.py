@@ -8,10 +8,10 @@ run answers ``{"error", "error_code"}``, the setup message included).
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from ikigai_tools_web.protocol import ToolError, dump, output_budget, serve
 
 if TYPE_CHECKING:
     from ikigai_tools_web.search.backend import Query, SearchBackend
@@ -43,14 +43,6 @@ SCHEMA: dict[str, Any] = {
         "additionalProperties": False,
     },
 }
-
-
-class ToolError(Exception):
-    """The answer is ``{"error": message, "error_code": code}``."""
-
-    def __init__(self, message: str, code: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def handle(args: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
@@ -94,17 +86,6 @@ def fitted(answer: dict[str, Any], budget: int) -> dict[str, Any]:
         kept -= 1
         answer = {**answer, "results": results[:kept], "omitted": len(results) - kept}
     return answer
-
-
-def output_budget(environ: Mapping[str, str]) -> int:
-    """The bytes ikigai lets the answer have (``IKIGAI_MAX_OUTPUT_BYTES``, else 64 KiB)."""
-    value = environ.get("IKIGAI_MAX_OUTPUT_BYTES", "")
-    return int(value) if value.isdigit() else 64 * 1024
-
-
-def dump(answer: Mapping[str, Any]) -> bytes:
-    """The answer as the tool writes it."""
-    return json.dumps(answer, ensure_ascii=False).encode() + b"\n"
 
 
 def with_settings(environ: Mapping[str, str], settings: Mapping[str, Any]) -> dict[str, str]:
@@ -190,17 +171,4 @@ def _arguments(raw: bytes) -> dict[str, Any]:
 
 def main() -> None:
     """``web_search-tool [--schema]``."""
-    argv = sys.argv[1:]
-    if argv == ["--schema"]:
-        sys.stdout.write(json.dumps(SCHEMA, indent=2) + "\n")
-        return
-    if argv:
-        sys.stderr.write(f"web_search: unexpected argument {argv[0]!r}\n"
-                         "usage: web_search-tool [--schema] < ARGUMENTS.json\n")
-        sys.exit(2)
-    try:
-        result = handle(_arguments(sys.stdin.buffer.read()), os.environ)
-    except ToolError as exc:
-        result = {"error": str(exc), "error_code": exc.code}
-    sys.stdout.buffer.write(dump(result))
-    sys.stdout.flush()
+    serve("web_search", SCHEMA, _arguments, handle)
