@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 import os
 import sys
-
-import pytest
 
 from tests.support.fakeserver import Reply
 
@@ -97,15 +94,6 @@ def test_binaries_are_refused_with_type_and_size_unread(site, isolated_home):
     result = run_fetch({"url": site.url + "/img"}, web=LOCAL, home=isolated_home)
     assert result["error_code"] == "unsupported_content_type"
     assert "image/png" in result["error"] and "5004 bytes" in result["error"]
-
-
-def test_pdf_without_the_extra_is_a_clear_unsupported_type(site, isolated_home):
-    if importlib.util.find_spec("pypdf") is not None:
-        pytest.skip("the pdf extra (pypdf) is installed here")
-    site.routes["/p.pdf"] = Reply(200, {"Content-Type": "application/pdf"}, b"%PDF-1.4\n%%EOF")
-    result = run_fetch({"url": site.url + "/p.pdf"}, web=LOCAL, home=isolated_home)
-    assert result["error_code"] == "unsupported_content_type"
-    assert "ikigai-tools-web[pdf]" in result["error"]
 
 
 def test_a_gzip_bomb_stops_at_the_decoded_cap(site, isolated_home):

@@ -132,8 +132,14 @@ def _pdf_text(fetched: Fetched) -> str:
                         "(pypdf) to read it", "unsupported_content_type") from exc
     import io
 
-    reader = PdfReader(io.BytesIO(fetched.body))
-    return "\n\n".join(page.extract_text() or "" for page in reader.pages)
+    try:
+        reader = PdfReader(io.BytesIO(fetched.body))
+        return "\n\n".join(page.extract_text() or "" for page in reader.pages)
+    except Exception as exc:  # pypdf's own errors, and ValueError/KeyError/... on bad objects
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ToolError(f"{fetched.final_url} is a PDF pypdf cannot read ({reason}); it may be "
+                        "damaged, cut short (web.max_bytes) or encrypted",
+                        "unreadable_pdf") from exc
 
 
 def _iso(when: float) -> str:
