@@ -5,7 +5,7 @@ connection made to the checked address, the body streamed under a byte cap and a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
@@ -59,13 +59,16 @@ class Limits:
 
 def fetch(url: str, *, allowed: Iterable[str] = (), limits: Limits = Limits(),
           headers: dict[str, str] | None = None,
-          wanted: Iterable[str] | None = None) -> Fetched:
+          wanted: Iterable[str] | None = None,
+          before_hop: Callable[[Target], None] | None = None) -> Fetched:
     """GET ``url``, following up to :data:`MAX_REDIRECTS` redirects, each checked.
 
     :param allowed: ``web.allow_private``.
     :param headers: extra request headers (conditional ones for revalidation).
     :param wanted: a predicate's worth of media types: a final response of another type
         is not read (``refused_type``), only described.
+    :param before_hop: called with each hop's checked target (the first URL's included)
+        before its request is sent; what it raises stops the fetch (robots.txt).
     :raises Refused: a hop the guard refuses. :raises FetchError: anything else.
     """
     allowed = tuple(allowed)
@@ -75,6 +78,8 @@ def fetch(url: str, *, allowed: Iterable[str] = (), limits: Limits = Limits(),
         current = url
         for _hop in range(MAX_REDIRECTS + 1):
             target = check_url(current, allowed)
+            if before_hop is not None:
+                before_hop(target)
             try:
                 fetched = _get(client, target, url, limits, deadline, headers or {}, wanted)
             except httpx.TimeoutException as exc:

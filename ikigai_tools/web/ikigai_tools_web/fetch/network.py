@@ -1,5 +1,5 @@
-"""A page from the network: robots.txt first, then the guarded fetch (conditional when a
-stale cache entry exists), then the page as the cache keeps it."""
+"""A page from the network: the guarded fetch (conditional when a stale cache entry exists),
+robots.txt checked before every hop's request, then the page as the cache keeps it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ikigai_tools_web.fetch import robots
 from ikigai_tools_web.fetch.cache import Cache, Entry
 from ikigai_tools_web.fetch.client import Fetched, FetchError, Limits, Refused, fetch
 from ikigai_tools_web.fetch.extract import html_to_markdown
-from ikigai_tools_web.fetch.guard import refused
+from ikigai_tools_web.fetch.guard import Target, refused
 from ikigai_tools_web.fetch.tool import HTML_TYPES, TEXT_TYPES
 from ikigai_tools_web.protocol import ToolError
 
@@ -25,9 +25,9 @@ def fetch_page(url: str, settings: dict[str, Any], cache: Cache,
     limits = Limits(settings["connect_timeout"], settings["timeout"], settings["max_bytes"])
     allowed = settings["allow_private"]
     try:
-        _check_robots(url, settings, cache, limits)
         fetched = fetch(url, allowed=allowed, limits=limits, headers=_conditional(entry),
-                        wanted=TEXT_TYPES)
+                        wanted=TEXT_TYPES,
+                        before_hop=lambda hop: _check_robots(hop, settings, cache, limits))
     except Refused as exc:
         raise ToolError(str(exc), "url_refused") from exc
     except FetchError as exc:
@@ -44,13 +44,13 @@ def fetch_page(url: str, settings: dict[str, Any], cache: Cache,
     return page
 
 
-def _check_robots(url: str, settings: dict[str, Any], cache: Cache, limits: Limits) -> None:
-    from ikigai_tools_web.fetch.guard import check_url
-
-    target = check_url(url, settings["allow_private"])
+def _check_robots(target: Target, settings: dict[str, Any], cache: Cache,
+                  limits: Limits) -> None:
+    """Raise ``robots_denied`` unless ``target``'s site lets ikigai fetch it: each redirect
+    hop is a request of its own, so each is checked against its own site's rules."""
     if robots.ignored(target.host, settings["robots_ignore"]):
         return
-    origin = robots.origin_of(url)
+    origin = robots.origin_of(target.url)
     known = cache.robots(origin)
     if known is None:
         try:
@@ -61,7 +61,7 @@ def _check_robots(url: str, settings: dict[str, Any], cache: Cache, limits: Limi
             known = 0, ""
         if 0 < known[0] < 500:  # a failure or a server error is asked again next time
             cache.put_robots(origin, *known)
-    if not robots.allowed(url, *known):
+    if not robots.allowed(target.url, *known):
         why = {0: "could not be fetched", 401: "answers 401", 403: "answers 403"}.get(
             known[0], "answers a server error" if known[0] >= 500 else "disallows this URL")
         raise ToolError(
