@@ -7,7 +7,7 @@ RFC 9309 asks. The user lifts it per domain with ``web.robots_ignore``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 ROBOTS_AGENT = "ikigai-web-fetch"
@@ -35,9 +35,3 @@ def allowed(url: str, status: int, body: str) -> bool:
     from protego import Protego
 
     return bool(Protego.parse(body).can_fetch(url, ROBOTS_AGENT))
-
-
-def fetch_robots(origin: str, get: Callable[[str], tuple[int, bytes]]) -> tuple[int, str]:
-    """``origin``'s robots.txt through ``get`` (the guarded client): status and text."""
-    status, body = get(origin + "/robots.txt")
-    return status, body[:MAX_ROBOTS_BYTES].decode("utf-8", "replace")
