@@ -244,6 +244,9 @@ def new_session_id() -> str:
 
 SQLITE_FULL = 13
 """``sqlite3.SQLITE_FULL`` (named from Python 3.11): the disk is full (issue 21 item 12)."""
+SQLITE_BUSY_CODES = (5, 6)
+"""``SQLITE_BUSY`` and ``SQLITE_LOCKED``: another process holds the database, worth waiting
+for; any other error (a full disk) is not."""
 
 
 class SessionStore:
@@ -435,13 +438,16 @@ def _text(data: bytes) -> str:
 def _use_wal(db: sqlite3.Connection) -> None:
     """Put the database in WAL mode (once: the mode is kept in the file). Switching needs
     the database to itself, and SQLite does not wait for that, so this waits up to
-    :data:`BUSY_TIMEOUT` while another process creates it too."""
+    :data:`BUSY_TIMEOUT` while another process creates it too; any other error (a full
+    disk) is raised at once."""
     deadline = time.monotonic() + BUSY_TIMEOUT
     while db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
         try:
             db.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.OperationalError:
-            if time.monotonic() > deadline:
+        except sqlite3.OperationalError as exc:
+            code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+            busy = "locked" in str(exc) if code is None else code & 0xFF in SQLITE_BUSY_CODES
+            if not busy or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
 

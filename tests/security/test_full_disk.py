@@ -5,6 +5,7 @@ as it was; the session log says the disk is full instead of blaming the file."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -53,9 +54,11 @@ def test_the_session_log_on_a_full_disk_says_the_disk_is_full(full_home, tmp_pat
                                                               fake_server):
     home, _ = full_home
     fake_server.push(REPLY.reply("Hello."))
+    started = time.monotonic()
     proc = ikigai("ask", "--provider", "openai", "--no-stream", "hi", cwd=tmp_path,
                   env=llm(fake_server))
     assert (proc.returncode, proc.stdout) == (0, "Hello.\n"), proc.stderr
+    assert time.monotonic() - started < 15  # no wait for a lock: it was 30 s, the busy timeout
     [line] = [line for line in proc.stderr.splitlines() if "sessions.db" in line]
     assert line == (f"ikigai: session log {home / 'sessions.db'}: the disk is full; free some "
                     "space, or pass --no-log; this conversation is not recorded")
