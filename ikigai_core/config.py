@@ -114,7 +114,7 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
     """Read ``home/config.json`` (empty: no settings) and the environment; an unreadable
     file is one clear error, a bad value one when its setting is read."""
     path = home / "config.json"
-    if home.exists() and not home.is_dir():  # read_state takes a file's child for none
+    if not home.is_dir() and home.exists():  # read_state takes a file's child for none
         raise ConfigError(f"cannot read {path}: {home} is not a directory; set IKIGAI_HOME "
                           "to a folder, or move that file away")
     raw = read_state(path) or b""
