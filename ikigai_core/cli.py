@@ -180,8 +180,8 @@ def main(argv: list[str] | None = None) -> None:
 def run() -> None:
     """The ``ikigai`` program (``bin/ikigai``, ``python -m ikigai_core.cli``): SIGTERM
     unwinds like Ctrl-C, so running tools' process groups are killed; then :func:`main`."""
-    # `signal`'s own module builds its enums at import, 2 ms of a 45 ms start-up; its C core
-    # sets the same handler. Commands that run tools import `signal` anyway, later.
+    # `signal`'s own module builds its enums at import; its C core sets the same handler
+    # without them (the start-up ledger). Commands that run tools import `signal` later.
     import _signal
 
     _signal.signal(_signal.SIGTERM, _terminate)

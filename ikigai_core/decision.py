@@ -1,6 +1,5 @@
 """A plugin's answer to ``ikigai_before_tool_call``, in a module of its own: a call no
-plugin judges (every ``ikigai tool run``) never defines it, and a frozen dataclass costs
-about 1 ms of start-up to define on Python 3.11."""
+plugin judges (every ``ikigai tool run``) never imports it (the start-up ledger)."""
 
 from __future__ import annotations
 

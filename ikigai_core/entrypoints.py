@@ -1,12 +1,12 @@
 """The installed plugins' entry points, remembered between runs.
 
-Asking ``importlib.metadata`` costs about 20 ms a start-up (it imports the ``email``
-package and reads every distribution on ``sys.path``): a quarter of a warm
-``ikigai tool list``. So the answer is cached under ``$IKIGAI_HOME/cache``, keyed by each
-``sys.path`` folder holding distributions: its metadata folders' names and the folder's
-own mtime (folders without any do not count). Installing, upgrading, reinstalling or
-removing a distribution creates or deletes such a metadata folder, which changes its
-parent's mtime. Listing them costs well under a millisecond.
+Asking ``importlib.metadata`` imports the ``email`` package and reads every distribution on
+``sys.path``, a large part of a warm ``ikigai tool list`` (the start-up ledger). So the
+answer is cached under ``$IKIGAI_HOME/cache``, keyed by each ``sys.path`` folder holding
+distributions: its metadata folders' names and the folder's own mtime (folders without any
+do not count). Installing, upgrading, reinstalling or removing a distribution creates or
+deletes such a metadata folder, which changes its parent's mtime. Listing them costs well
+under a millisecond.
 
 :func:`remembered` keeps other answers that follow from the installed plugins (the provider
 key variables) under that same key.

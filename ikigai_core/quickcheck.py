@@ -1,13 +1,13 @@
 """Arguments that surely pass their schema, told without importing jsonschema.
 
-Importing jsonschema costs about 75 ms (it brings referencing, rpds, attrs): more than half of
-what ``ikigai tool run`` adds to a tool. Most schemas use a handful of keywords and most
-arguments are valid, so :func:`surely_valid` answers for that case alone: it knows ``type``,
-``properties``, ``required``, ``additionalProperties``, ``items`` (one schema), ``enum``,
-``const`` and the annotations, and says ``False`` for anything else it meets, which sends
-the arguments to jsonschema. It never says ``True`` where jsonschema would find an error,
-so validation is as strict as before; jsonschema still writes every error message.
-"""
+Importing jsonschema is heavy (it brings referencing, rpds, attrs; figures in the start-up
+ledger of docs/decisions.md), so ``ikigai tool run`` avoids it where it can. Most schemas
+use a handful of keywords and most arguments are valid, so :func:`surely_valid` answers for
+that case alone: it knows ``type``, ``properties``, ``required``, ``additionalProperties``,
+``items`` (one schema), ``enum``, ``const`` and the annotations, and says ``False`` for
+anything else it meets, which sends the arguments to jsonschema. It never says ``True``
+where jsonschema would find an error, so validation is as strict as before; jsonschema still
+writes every error message."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 HTTPX_CLI = "httpx._main"
 """httpx's command line, which ``httpx/__init__`` imports whenever rich, click and pygments
-are installed (20-45 ms of CPU, 14-19 % of an ``ask`` on a pipe; encode/httpx#3547). ikigai
+are installed (the start-up ledger; may go with encode/httpx#3547). ikigai
 never runs it: a ``None`` in ``sys.modules`` makes that import fail, and httpx falls back to
 its own stub ``main``. Set only while `_import_httpx` imports httpx; an httpx already
 imported keeps its."""
@@ -355,8 +355,8 @@ def _client(provider: str, url: str) -> httpx.Client:
     """The process's HTTP client for ``provider``, made on its first turn and kept.
 
     Later turns reuse it and its open connections. A ``http://`` endpoint (a local server)
-    gets a client whose TLS context trusts nothing: it never speaks TLS, and building the
-    default context (loading every CA certificate) cost about 20 ms a turn.
+    gets a client whose TLS context trusts nothing: it never speaks TLS, so loading every CA
+    certificate into the default context would be work for nothing on every turn.
     """
     import httpx
 

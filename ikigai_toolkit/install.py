@@ -13,7 +13,7 @@ IN_VENV = os.name == "posix" and sys.prefix != sys.base_prefix
 
 def scripts_dir() -> str:
     """pip's scripts folder for this interpreter. In a virtual environment it is known
-    without loading ``sysconfig``'s configuration (about 1 ms of every start-up)."""
+    without loading ``sysconfig``'s configuration (the start-up ledger)."""
     if IN_VENV:
         return os.path.join(sys.prefix, "bin")
     import sysconfig

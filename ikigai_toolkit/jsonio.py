@@ -1,13 +1,13 @@
 """JSON in and out without ``import json`` on the way: the tools' and the core's cache files'.
 
-Every tool call starts a tool process, and ``import json`` is 9–11 ms of the ~25 ms a tool
-takes to start: it imports ``re``, which imports ``enum``. The C scanner and encoder that
-``json`` runs on (CPython's ``_json``) load in 0.5 ms, so :func:`loads` and :func:`dumps` call
+Every tool call starts a tool process, and ``import json`` is a large part of a tool's start:
+it imports ``re``, which imports ``enum``. The C scanner and encoder that ``json`` runs on
+(CPython's ``_json``) load almost for free, so :func:`loads` and :func:`dumps` call
 them directly, set up as ``json.loads`` and ``json.dumps(obj, ensure_ascii=False,
 allow_nan=False, separators=(", ", ": "))`` set them up: the same values, the same text.
 Whatever the fast path does not take (an error to report, another encoding, a Python without
 ``_json``, or one whose private signatures changed) goes to ``json`` itself. The core reads
-its cache files with :func:`loads` too (``json`` is 2 % of a warm ``ikigai tool list``),
+its cache files with :func:`loads` too (figures: the start-up ledger in docs/decisions.md),
 which is why this lives here: the tools cannot import the core, whose ``__init__`` imports
 pluggy, and the core imports nothing private of the tools.
 """

@@ -291,7 +291,7 @@ class Lines:
     """
 
     def __init__(self, limit: int) -> None:
-        from collections import deque  # here: 1.5 ms of every tool's start otherwise
+        from collections import deque  # here: not on every tool's start
 
         self.limit = limit
         self.head: list[str] = []

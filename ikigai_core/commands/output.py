@@ -18,7 +18,7 @@ _HIDDEN = (
     "\U000e0020-\U000e007f")
 _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: Persian and Indic words, emoji
 _ESCAPED = f"[{_HIDDEN}{_JOINERS}]"  # compiled by re's cache at the first text that is not
-_ESCAPED_IN_PROSE = f"[{_HIDDEN}]"  # ASCII: about 1 ms each, too much for every start-up
+_ESCAPED_IN_PROSE = f"[{_HIDDEN}]"  # ASCII, not at import, which every start-up pays
 
 
 def _escaped(match: re.Match[str]) -> str:

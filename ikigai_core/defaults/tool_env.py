@@ -81,7 +81,7 @@ def _withheld_values(environ: Mapping[str, str], key_vars: Iterable[str],
 def _matches(name: str, patterns: Iterable[str]) -> bool:
     """Whether ``name`` matches one of the globs. One without a wildcard is compared as it
     is, and ``*`` matches all: fnmatch would compile a regular expression for each (a key
-    variable's name, the default ``inherit``), 1 % of a ``tool run``."""
+    variable's name, the default ``inherit``) on every ``tool run``."""
     return any(name == pattern if _WILDCARDS.isdisjoint(pattern)
                else pattern == "*" or fnmatchcase(name, pattern) for pattern in patterns)
 

@@ -164,8 +164,8 @@ def _add_call(turn: TurnBuilder, call: Mapping[str, Any]) -> None:
 
 
 def _synthetic_id(index: int, call: Mapping[str, Any]) -> str:
-    """A stable id for a call Gemini sent without one. (``hashlib`` loads OpenSSL, ~2.6 ms:
-    imported here, not by every process that only asks the provider its key variable.)"""
+    """A stable id for a call Gemini sent without one. (``hashlib`` loads OpenSSL: imported
+    here, not by every process that only asks the provider its key variable.)"""
     import hashlib
 
     digest = hashlib.sha256(json.dumps(call, sort_keys=True).encode()).hexdigest()[:12]

@@ -23,9 +23,9 @@ _lock = threading.Lock()
 
 def _digest(key: str) -> str:
     """A 64-bit checksum of the server's configuration: the key may hold secrets, so the
-    file keeps no text of it. A checksum, not SHA-256: ``hashlib`` loads OpenSSL, 2 ms of
-    every start-up with a server configured, and a collision only keeps a stale listing
-    until ``ikigai refresh``."""
+    file keeps no text of it. A checksum, not SHA-256: ``hashlib`` loads OpenSSL on every
+    start-up with a server configured (the start-up ledger), and a collision only keeps a
+    stale listing until ``ikigai refresh``."""
     data = key.encode()
     return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}"
 

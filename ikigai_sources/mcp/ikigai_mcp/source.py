@@ -45,7 +45,7 @@ def tool_name(server: str, tool: str) -> str:
     a longer name keeps its first 55 characters and a hash of the whole."""
     name = _UNSAFE.sub("_", f"{server}{SEPARATOR}{tool}")
     if len(name) > 64:
-        import hashlib  # loading OpenSSL costs a start-up 2 ms: only for a long name
+        import hashlib  # it loads OpenSSL: only for a long name, not every start-up
 
         name = f"{name[:55]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
     return name
