@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     )
     from ikigai_core.decision import CallDecision
     from ikigai_core.discovery import DirectorySource
-    from ikigai_core.errors import IkigaiError, ProviderError
+    from ikigai_core.errors import IkigaiError, KeyRejected, ProviderError
     from ikigai_core.lifecycle import (
         CallContext,
         CallRecord,
@@ -73,7 +73,7 @@ _LAZY = {
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",
                      "ToolResultsMessage", "Usage", "UserMessage"), "ikigai_core.conversation"),
     "DirectorySource": "ikigai_core.discovery",
-    **dict.fromkeys(("IkigaiError", "ProviderError"), "ikigai_core.errors"),
+    **dict.fromkeys(("IkigaiError", "KeyRejected", "ProviderError"), "ikigai_core.errors"),
     "CallDecision": "ikigai_core.decision",
     **dict.fromkeys(("CallContext", "CallRecord", "ProcessSpec", "ToolCallRequest"),
                     "ikigai_core.lifecycle"),
@@ -122,6 +122,7 @@ __all__ = [
     "Conversation",
     "DirectorySource",
     "IkigaiError",
+    "KeyRejected",
     "ProcessSpec",
     "Provider",
     "ProviderError",

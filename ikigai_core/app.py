@@ -44,6 +44,9 @@ class App:
         self.environ = dict(os.environ if environ is None else environ)
         self.notices = Notices() if notices is None else notices
         self._ask_user: Callable[[str], str | None] | None = None
+        self.stored_keys: dict[str, str] = {}
+        """Where each provider's key that ``ikigai keys`` stored, now in :attr:`environ`,
+        came from (``keyring`` or ``keys.json``): a rejected one is named as such."""
         if cwd is not None:
             self.cwd = cwd
 

@@ -29,3 +29,15 @@ class PluginError(IkigaiError):
 
 class ProviderError(IkigaiError):
     """A provider request failed: bad key, bad request, unreachable server, ..."""
+
+
+class KeyRejected(ProviderError):
+    """The provider refused the API key that was sent (HTTP 401, or its own sign of a bad
+    key): a session says so for a key ``ikigai keys`` stored (``keys.stored_key_rejected``).
+
+    :param status: the HTTP status the provider answered.
+    """
+
+    def __init__(self, message: str, *, status: int) -> None:
+        super().__init__(message)
+        self.status = status

@@ -166,13 +166,25 @@ def key_source(provider: Provider, environ: Mapping[str, str],
     return None if where is None else KEYS_FILE if where == FILE else KEYRING
 
 
-def with_stored_key(provider: Provider, environ: dict[str, str], home: Path) -> None:
+def with_stored_key(provider: Provider, environ: dict[str, str], home: Path) -> str | None:
     """Put ``provider``'s stored key in ``environ`` under its first key variable, unless
     one of its variables is set already (they win): from here on it is a provider key like
-    any other, withheld from tools and redacted from errors."""
+    any other, withheld from tools and redacted from errors. Returns where it was stored
+    (``keyring`` or ``keys.json``), ``None`` when no stored key was put there."""
     if not provider.api_key_env or any(environ.get(var) for var in provider.api_key_env):
-        return
-    key = KeyStore(home).get(provider.name)
-    if key:
-        environ[provider.api_key_env[0]] = key
+        return None
+    store = KeyStore(home)
+    key = store.get(provider.name)
+    if not key:
+        return None
+    environ[provider.api_key_env[0]] = key
+    return KEYS_FILE if store.stored()[provider.name] == FILE else KEYRING
+
+
+def stored_key_rejected(provider: str, origin: str, status: int) -> str:
+    """The line for a key from ``origin`` (``keyring`` or ``keys.json``) that ``provider``
+    refused with HTTP ``status``: which key, and how to replace it."""
+    where = "in the system keyring" if origin == KEYRING else f"in {KEYS_FILE}"
+    return (f"Provider '{provider}' rejected the API key stored {where} by ikigai keys "
+            f"(HTTP {status}): replace it with `ikigai keys set {provider}`")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core.errors import IkigaiError, ProviderError
+from ikigai_core.errors import IkigaiError, KeyRejected, ProviderError
 from ikigai_core.statefiles import read_cache, write_private_json
 from ikigai_core.wire import base_url
 
@@ -71,11 +71,11 @@ def _fetch(provider: Provider, path: str, environ: Mapping[str, str],
     """Ask ``provider``'s listing endpoint ``path`` (with its key: a variable or a stored
     one); the context windows it omits come from its ``known_models``. Every failure is
     one :class:`ProviderError` without the key in it."""
-    from ikigai_core.keys import with_stored_key
+    from ikigai_core.keys import stored_key_rejected, with_stored_key
     from ikigai_core.transport import http_timeout, key_variable, redact
 
     env = dict(environ)
-    with_stored_key(provider, env, home)
+    origin = with_stored_key(provider, env, home)
     key_env = key_variable(provider, env)
     key = "" if key_env is None else env[key_env]
     url = base_url(env, provider.base_url_env, provider.default_base_url) + path
@@ -84,6 +84,10 @@ def _fetch(provider: Provider, path: str, environ: Mapping[str, str],
         headers[provider.auth_header] = provider.auth_prefix + key
     try:
         return _get(provider, url, headers, http_timeout(env), key_env)
+    except KeyRejected as exc:
+        if origin is None:
+            raise
+        raise ProviderError(stored_key_rejected(provider.name, origin, exc.status)) from None
     except ProviderError as exc:
         raise ProviderError(redact(str(exc), key)) from None
 
@@ -100,9 +104,12 @@ def _get(provider: Provider, url: str, headers: Mapping[str, str], timeout: Any,
         response = httpx.get(url, headers=headers, timeout=timeout)
     except httpx.HTTPError as exc:
         raise ProviderError(f"cannot reach {provider.name} at {url}: {exc}") from None
-    if response.status_code != 200:
-        raise ProviderError(provider.error_message(response.status_code, response.content,
-                                                   model="", key_env=key_env))
+    status = response.status_code
+    if status != 200:
+        message = provider.error_message(status, response.content, model="", key_env=key_env)
+        if key_env and provider.rejects_key(status, response.content):
+            raise KeyRejected(message, status=status)
+        raise ProviderError(message)
     try:
         found = provider.read_models(response.json())
     except ValueError as exc:

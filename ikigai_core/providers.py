@@ -262,10 +262,14 @@ class Provider:
         ``key_env`` is the variable the key was read from (``None``: no key was sent),
         to name when the key is rejected or missing.
         """
-        marker = self.key_rejected_marker
-        rejected = status == 400 and marker is not None and marker in body
         return http_error_message(self, status, body, model=model, key_env=key_env,
-                                  key_rejected=rejected)
+                                  key_rejected=self.rejects_key(status, body))
+
+    def rejects_key(self, status: int, body: bytes) -> bool:
+        """Whether an error answer means the key sent was refused: a 401, or a 400 holding
+        :attr:`key_rejected_marker`."""
+        marker = self.key_rejected_marker
+        return status == 401 or (status == 400 and marker is not None and marker in body)
 
     # -- The answer ------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_core.agent import Agent
 from ikigai_core.conversation import Conversation, Usage, usage_of
-from ikigai_core.errors import IkigaiError, UsageError
-from ikigai_core.keys import KeyStore, with_stored_key
+from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
+from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
 from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
 from ikigai_core.toolset import Toolset
@@ -115,7 +115,9 @@ def ready_provider(app: App, name: str | None) -> Provider:
     app.settings.verify()
     check_tool_guards(app)
     chosen = choose_provider(app, name)
-    with_stored_key(chosen, app.environ, app.home)
+    origin = with_stored_key(chosen, app.environ, app.home)
+    if origin is not None:
+        app.stored_keys[chosen.name] = origin
     api_key(chosen, app.environ)
     return chosen
 
@@ -359,6 +361,12 @@ class Session:
         try:
             with self.events.turn():
                 reply = self.agent.run(self.conversation, prompt)
+        except KeyRejected as exc:
+            origin = self.app.stored_keys.get(self.provider.name)
+            if origin is None:
+                raise
+            raise KeyRejected(stored_key_rejected(self.provider.name, origin, exc.status),
+                              status=exc.status) from None
         finally:  # the agent discovers again when a plugin's tools change
             self.registry = self.agent.registry
         self.exchange = tuple(self.conversation.messages[mark:])

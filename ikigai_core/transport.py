@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from ikigai_core.conversation import AssistantMessage, TextDelta
-from ikigai_core.errors import ProviderError, UsageError
+from ikigai_core.errors import KeyRejected, ProviderError, UsageError
 from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
 from ikigai_core.wire import load_object
 
@@ -237,11 +237,15 @@ class _Exchange:
                         return self._read(response, stream, on_text)
                     content = response.read()
                     if attempt >= max_retries or not is_retryable(response.status_code):
+                        status = response.status_code
                         message = self.provider.error_message(
-                            response.status_code, content, model=self.model,
+                            status, content, model=self.model,
                             key_env=self.key_env,
                         )
-                        raise ProviderError(name_tools(message, self.provider, self.tools))
+                        message = name_tools(message, self.provider, self.tools)
+                        if self.key_env and self.provider.rejects_key(status, content):
+                            raise KeyRejected(message, status=status)
+                        raise ProviderError(message)
                     wait = retry_delay(response.headers, attempt)
             except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
                     httpx.WriteError) as exc:

@@ -96,6 +96,29 @@ def test_a_stored_key_never_reaches_a_tool_not_even_under_another_name(
     assert fake_server.requests[0].headers["authorization"] == f"Bearer {STORED}"
 
 
+def test_a_rejected_stored_key_is_named_with_where_it_is_and_how_to_replace_it(
+        env, fake_server, isolated_home):
+    ikigai("keys", "set", "anthropic", env=env, input=STORED)
+    env["ANTHROPIC_BASE_URL"] = fake_server.url
+    rejected = REPLIES["anthropic"].error(401, f"invalid x-api-key {STORED}")
+    fake_server.push(rejected, rejected)
+    done = ikigai("ask", "--no-stream", "hi", env=env)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "ikigai: Provider 'anthropic' rejected the API key stored in keys.json by ikigai keys "
+        "(HTTP 401): replace it with `ikigai keys set anthropic`\n")
+    listed = ikigai("models", "--provider", "anthropic", env=env)
+    assert listed.stderr == (
+        "ikigai: anthropic: Provider 'anthropic' rejected the API key stored in keys.json by "
+        "ikigai keys (HTTP 401): replace it with `ikigai keys set anthropic`; showing the "
+        "built-in list\n")
+    env.update(ANTHROPIC_BASE_URL=fake_server.url, ANTHROPIC_API_KEY="sk-in-the-env-0123456")
+    fake_server.push(rejected)
+    from_env = ikigai("ask", "--no-stream", "hi", env=env)
+    assert from_env.stderr == ("ikigai: Provider 'anthropic' rejected the API key (HTTP 401): "
+                               "set a valid ANTHROPIC_API_KEY\n")
+
+
 def test_a_keys_file_others_can_read_is_refused_in_one_line(env, isolated_home):
     ikigai("keys", "set", "openai", env=env, input=STORED)
     (isolated_home / "keys.json").chmod(0o644)

@@ -175,3 +175,27 @@ def test_a_failing_keyring_is_one_line_and_changes_nothing(ring, isolated_home, 
     assert not (isolated_home / "keys.json").exists()
     done = invoke("keys", "set", "openai", input=KEY)
     assert done.exit_code == 1 and "Traceback" not in done.stderr
+
+
+def test_a_session_names_a_rejected_keyring_key_and_only_a_stored_one(ring, isolated_home,
+                                                                     fake_server, monkeypatch):
+    from ikigai_core.errors import KeyRejected
+    from ikigai_core.session import Session
+    from tests.support.replies import REPLIES
+
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    KeyStore(isolated_home).set("openai", KEY)
+    app = App(environ={"IKIGAI_HOME": str(isolated_home), "OPENAI_BASE_URL": fake_server.url})
+    session = Session.open(app, "openai", log=False, stream=False, no_tools=True)
+    assert app.stored_keys == {"openai": "keyring"}
+    fake_server.push(REPLIES["openai"].error(401, "bad key"))
+    with pytest.raises(KeyRejected) as info:
+        session.send("hi")
+    assert str(info.value) == ("Provider 'openai' rejected the API key stored in the system "
+                               "keyring by ikigai keys (HTTP 401): replace it with "
+                               "`ikigai keys set openai`")
+    app.stored_keys.clear()  # the key came from the environment: its variable is named
+    fake_server.push(REPLIES["openai"].error(401, "bad key"))
+    with pytest.raises(KeyRejected, match="set a valid OPENAI_API_KEY$"):
+        session.send("hi")
