@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ikigai_core.agent import Cancelled
     from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
+    from ikigai_core.budget import Budget, BudgetExceeded
     from ikigai_core.config import Settings
     from ikigai_core.conversation import (
         AssistantMessage,
@@ -78,6 +79,7 @@ _LAZY = {
     **dict.fromkeys(("CallContext", "CallRecord", "ProcessSpec", "ToolCallRequest"),
                     "ikigai_core.lifecycle"),
     "Attachment": "ikigai_core.attachments",
+    **dict.fromkeys(("Budget", "BudgetExceeded"), "ikigai_core.budget"),
     "ToolOutcome": "ikigai_core.outcome",
     "provider_hook": "ikigai_core.provider_hook",
     **dict.fromkeys(("Provider", "ProviderRequest", "ToolFit"), "ikigai_core.providers"),
@@ -115,6 +117,8 @@ __all__ = [
     "App",
     "AssistantMessage",
     "Attachment",
+    "Budget",
+    "BudgetExceeded",
     "CallContext",
     "CallDecision",
     "CallRecord",

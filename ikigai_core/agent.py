@@ -31,6 +31,7 @@ from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+    from ikigai_core.budget import Meter
     from ikigai_core.conversation import Message
     from ikigai_core.execution import CallResult, ToolExecutor
     from ikigai_core.providers import Provider
@@ -84,7 +85,10 @@ class Agent:
     :param on_tool_end: called as each tool finishes, with its envelope.
     :param executor: runs the tool calls (default: the app's); a session's asks its asker.
     :param cancelled: once set, :meth:`run` stops at the next piece of text, before the
-        next request, or while tools run (killing them), raising :class:`Cancelled`.
+        next request, or while tools run (killing them), raising :class:`Cancelled` (or
+        what :meth:`stop` was given).
+    :param meter: counts each answer against a budget, and is checked before each
+        request and before an answer's tools run (``None``: no budget).
     """
 
     app: App
@@ -100,22 +104,55 @@ class Agent:
     on_tool_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, envelope: None
     executor: ToolExecutor | None = None
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    meter: Meter | None = None
     _tools_changed: Any = field(default=None, init=False, repr=False)
+    _stopped_by: IkigaiError | None = field(default=None, init=False, repr=False)
+
+    def stop(self, reason: IkigaiError) -> None:
+        """Stop the run in progress as :attr:`cancelled` does, from any thread, raising
+        ``reason`` (a budget's limit reached while tools run)."""
+        self._stopped_by = reason
+        self.cancelled.set()
+
+    def rearm(self) -> None:
+        """Clear a cancellation or :meth:`stop` before a new run."""
+        self._stopped_by = None
+        self.cancelled.clear()
 
     def run(self, conversation: Conversation, prompt: str) -> AssistantMessage:
         """Add ``prompt`` and loop until the model answers without calling tools.
 
         Returns the model's last turn. On any exception (Ctrl-C, a provider error, the
         turn limit) ``conversation`` is put back as it was, so the next prompt starts
-        from a conversation the provider accepts, then the exception propagates.
+        from a conversation the provider accepts, then the exception propagates. A
+        budget's limit (:class:`~ikigai_core.budget.BudgetExceeded`) keeps what the model
+        answered (it was paid for), each call it asked for then answered as not run.
         """
+        from ikigai_core.budget import BudgetExceeded
+
         mark = len(conversation.messages)
         conversation.add(UserMessage(prompt))
         try:
             return self._loop(conversation)
+        except BudgetExceeded as exc:
+            if not any(isinstance(m, AssistantMessage) for m in conversation.messages[mark:]):
+                del conversation.messages[mark:]
+            self._close_calls(conversation, str(exc))
+            raise
         except BaseException:
             del conversation.messages[mark:]
             raise
+
+    def _close_calls(self, conversation: Conversation, why: str) -> None:
+        """Answer the calls of a last turn whose tools did not run, with ``why``."""
+        from ikigai_core.outcome import BUDGET_EXCEEDED
+
+        last = conversation.messages[-1] if conversation.messages else None
+        if isinstance(last, AssistantMessage) and last.tool_calls:
+            executor = self.executor or self.app.executor
+            conversation.add(ToolResultsMessage(tuple(
+                ToolResult(call, executor.unrun(call.name, f"not run: {why}", BUDGET_EXCEEDED))
+                for call in last.tool_calls)))
 
     def _loop(self, conversation: Conversation) -> AssistantMessage:
         turns = 0
@@ -123,6 +160,8 @@ class Agent:
             self._follow_tool_changes()
             tools = self.toolset.tools(self.registry)
             self._check_cancelled()
+            if self.meter is not None:
+                self.meter.check()
             self.on_request()
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
@@ -132,8 +171,12 @@ class Agent:
             if not self.stream and reply.text:
                 self.on_text(reply.text)
             conversation.add(reply)
+            if self.meter is not None:
+                self.meter.answered(reply.usage)
             if not reply.tool_calls:
                 return reply
+            if self.meter is not None:
+                self.meter.check()
             if turns == self.max_turns:  # its calls are not run: no model would see the results
                 raise TurnLimitReached(
                     f"stopped after {turns} turn{'s' if turns > 1 else ''}: the model still "
@@ -144,7 +187,7 @@ class Agent:
 
     def _check_cancelled(self) -> None:
         if self.cancelled.is_set():
-            raise Cancelled("the prompt was cancelled")
+            raise self._stopped_by or Cancelled("the prompt was cancelled")
 
     def _text(self, piece: str) -> None:
         self._check_cancelled()

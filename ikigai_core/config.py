@@ -29,6 +29,8 @@ class Settings(Record):
     provider: str | None = None
     model: str | None = None
     max_turns: int = 25
+    max_cost: float | None = None
+    """US dollars a session may spend (``None``: no cap); see :mod:`ikigai_core.budget`."""
     sandbox: str = "off"
     sandbox_network: bool = False
     tool_env: Mapping[str, Any] = EMPTY
@@ -64,6 +66,7 @@ ENV_VARS = {
     "provider": "IKIGAI_PROVIDER",
     "model": "IKIGAI_MODEL",
     "max_turns": "IKIGAI_MAX_TURNS",
+    "max_cost": "IKIGAI_MAX_COST",
     "sandbox": "IKIGAI_SANDBOX",
     "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
     "log": "IKIGAI_LOG",
@@ -73,6 +76,9 @@ ENV_VARS = {
 
 LIST_KEYS = ("enabled_tools", "disabled_tools")
 """Settings holding names: a JSON list of strings, or one comma-separated string."""
+
+NUMBERS = {"max_cost": float}
+"""Settings without a default that hold a number, and its type."""
 
 CHOICES = {"sandbox": ("off", "read-only", "workspace-write"),
            "shell": ("sh", "bash", "zsh", "fish", "pwsh")}
@@ -125,7 +131,7 @@ def load_settings(home: Path, environ: Mapping[str, str] = os.environ) -> Settin
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must hold a JSON object; fix or delete it")
     kinds = {name: tuple if name in LIST_KEYS else dict if isinstance(default, Mapping)
-             else type(default) if default is not None else str
+             else type(default) if default is not None else NUMBERS.get(name, str)
              for name, default in field_defaults(Settings).items() if name != "problems"}
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}

@@ -55,19 +55,34 @@ def is_token_count(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens one model turn (or a sum of turns) used, as the provider reported them."""
+    """Tokens one model turn (or a sum of turns) used, as the provider reported them.
+
+    ``input_tokens`` counts every input token, those read from the provider's prompt
+    cache (``cache_read_tokens``) and those written to it (``cache_write_tokens``)
+    included, whichever way the provider counts them (Anthropic reports the three
+    apart; OpenAI and Gemini report the cached share of the whole).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total(self) -> int:
         """Input and output tokens together."""
         return self.input_tokens + self.output_tokens
 
+    @property
+    def cache_hit(self) -> float | None:
+        """The share of input tokens read from the cache (``None``: no input)."""
+        return self.cache_read_tokens / self.input_tokens if self.input_tokens else None
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(self.input_tokens + other.input_tokens,
-                     self.output_tokens + other.output_tokens)
+                     self.output_tokens + other.output_tokens,
+                     self.cache_read_tokens + other.cache_read_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens)
 
     @classmethod
     def read(cls, fields: Any, input_key: str, output_key: str) -> Usage | None:

@@ -366,6 +366,11 @@ class ToolExecutor:
         self._after(record=record)
         return CallResult(outcome, dict(self._wrap(outcome=outcome)))
 
+    def unrun(self, call_name: str, error: str, error_code: str) -> dict[str, Any]:
+        """The envelope of a call that was never started (``error_code`` says why)."""
+        return dict(self._wrap(outcome=ToolOutcome(call_name, error=error,
+                                                   error_code=error_code)))
+
     def _run(self, tool: Tool, arguments: Any, call_id: str | None,
              conversation: tuple[Message, ...] | None) -> tuple[ToolOutcome, Any]:
         problem = validate_arguments(tool, arguments)

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_core.agent import Agent
+from ikigai_core.budget import Budget, Meter
 from ikigai_core.conversation import Conversation, Usage, usage_of
 from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
@@ -255,13 +256,16 @@ class Session:
     :param max_turns: model requests one prompt may make (default: the settings').
     :param command: what the conversation is recorded as started by.
     :param log: record it in ``sessions.db`` (default: the ``log`` setting).
+    :param budget: the most the session may spend (default: the ``max_cost`` setting's
+        cap); once reached, :meth:`send` raises :class:`~ikigai_core.budget.BudgetExceeded`.
     """
 
     def __init__(self, app: App, provider: Provider, model: str, *,
                  conversation: Conversation | None = None, toolset: Toolset | None = None,
                  ask: Asker | None = None, events: SessionEvents | None = None,
                  stream: bool = True, max_turns: int | None = None,
-                 command: str = "python", log: bool | None = None) -> None:
+                 command: str = "python", log: bool | None = None,
+                 budget: Budget | None = None) -> None:
         self.app = app
         self.events = events or NoEvents()
         self.agent = Agent(
@@ -283,6 +287,14 @@ class Session:
         self.usage = Usage()
         """Tokens this session used."""
         self.ask = ask
+        self.meter = Meter(budget or Budget(cost=app.settings.max_cost), self._price)
+        """What the session spent, against its budget."""
+        self.agent.meter = self.meter
+
+    def _price(self, usage: Usage) -> float | None:
+        from ikigai_core.prices import cost_of
+
+        return cost_of(self.provider.name, self.model, usage)
 
     @classmethod
     def open(cls, app: App, provider: str | None = None, model: str | None = None, *,
@@ -290,7 +302,7 @@ class Session:
              no_tools: bool = False, ask: Asker | None = None,
              events: SessionEvents | None = None, stream: bool = True,
              max_turns: int | None = None, log: bool | None = None,
-             command: str = "python") -> Session:
+             command: str = "python", budget: Budget | None = None) -> Session:
         """A new conversation in ``app``, checked before anything is sent: the settings, the
         tool guards and the provider's API key (an :class:`IkigaiError` names what is
         wrong). ``provider`` and ``model`` default as ``ikigai ask``'s do; ``system``
@@ -301,7 +313,7 @@ class Session:
                                                    tools=tools, no_tools=no_tools)
         return cls(app, chosen, choose_model(app, chosen, model), conversation=conversation,
                    toolset=toolset, ask=ask, events=events, stream=stream,
-                   max_turns=max_turns, log=log, command=command)
+                   max_turns=max_turns, log=log, command=command, budget=budget)
 
     @property
     def ask(self) -> Asker | None:
@@ -353,13 +365,17 @@ class Session:
         """Send ``prompt``, run the tools the model calls, and return its last turn.
 
         On any exception (a provider error, the turn limit, :meth:`cancel`, Ctrl-C) the
-        conversation stays as it was before ``prompt``, and nothing is recorded.
+        conversation stays as it was before ``prompt``, and nothing is recorded; except
+        when the budget is reached (:class:`~ikigai_core.budget.BudgetExceeded`): what
+        was answered is kept and recorded, then it is raised.
         """
+        from ikigai_core.budget import BudgetExceeded
+
         self.agent.registry = self.tools()
-        self.agent.cancelled.clear()
+        self.agent.rearm()
         mark = len(self.conversation.messages)
         try:
-            with self.events.turn():
+            with self.events.turn(), self._deadline():
                 reply = self.agent.run(self.conversation, prompt)
         except KeyRejected as exc:
             origin = self.app.stored_keys.get(self.provider.name)
@@ -367,13 +383,28 @@ class Session:
                 raise
             raise KeyRejected(stored_key_rejected(self.provider.name, origin, exc.status),
                               status=exc.status) from None
+        except BudgetExceeded:
+            if len(self.conversation.messages) > mark:
+                self._answered(mark, prompt)
+            raise
         finally:  # the agent discovers again when a plugin's tools change
             self.registry = self.agent.registry
+        self._answered(mark, prompt)
+        return reply
+
+    def _answered(self, mark: int, prompt: str) -> None:
+        """Count and record the messages ``prompt`` added from ``mark`` on."""
         self.exchange = tuple(self.conversation.messages[mark:])
         self.turn_usage = usage_of(self.exchange)
         self.usage += self.turn_usage
         self.recorder.record(self.agent, self.conversation, mark, prompt)
-        return reply
+
+    def _deadline(self) -> AbstractContextManager[None]:
+        """Around one prompt: its seconds counted; at the seconds limit the run stops as
+        :meth:`cancel` stops it (running tools killed)."""
+        from ikigai_core.budget import metered
+
+        return metered(self.meter, lambda: self.agent.stop(self.meter.exceeded("seconds")))
 
     def cancel(self) -> None:
         """Stop the prompt in progress, from any thread: its tools are killed and

@@ -63,6 +63,9 @@ agent_options = _options(
     *approval_options,
     click.option("--max-turns", type=click.IntRange(min=1), metavar="N",
                  help="Stop after N model turns (default: IKIGAI_MAX_TURNS, config.json, 25)."),
+    click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+                 help="Stop once the session has cost USD US dollars (default: "
+                      "IKIGAI_MAX_COST, max_cost in config.json, else no cap)."),
     click.option("--no-log", is_flag=True,
                  help="Record nothing in the session log (also: log false in config.json)."),
 )
@@ -151,8 +154,9 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @pass_app
 def ask(app: App, prompt: str | None, provider: str | None, model: str | None, stream: bool,
         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
-        max_turns: int | None, no_log: bool, plain: bool, resume_last: bool,
-        resume: str | None, as_json: bool, quiet: bool, yes: bool, allow: tuple[str, ...]) -> None:
+        max_turns: int | None, max_cost: float | None, no_log: bool, plain: bool,
+        resume_last: bool, resume: str | None, as_json: bool, quiet: bool, yes: bool,
+        allow: tuple[str, ...]) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
 
     PROMPT is read from stdin when it is -, or missing and stdin is not a terminal.
@@ -169,7 +173,8 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     front = (QuietFrontEnd(app) if as_json
              else front_end(app, plain=plain or quiet, interactive=False))
     session = cli_session(app, front, "ask", provider=provider, model=model, stream=stream,
-                          max_turns=max_turns, no_log=no_log, system=system, skills=skills,
+                          max_turns=max_turns, max_cost=max_cost, no_log=no_log,
+                          system=system, skills=skills,
                           tools=tools, no_tools=no_tools)
     session.resume(resume, last=resume_last)
     session.use_tools(_discovered(app, session.provider))
@@ -184,11 +189,12 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
 
 
 def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None,
-                model: str | None, stream: bool, max_turns: int | None, no_log: bool,
-                system: str | None, skills: tuple[str, ...], tools: str | None,
-                no_tools: bool) -> Session:
+                model: str | None, stream: bool, max_turns: int | None,
+                max_cost: float | None, no_log: bool, system: str | None,
+                skills: tuple[str, ...], tools: str | None, no_tools: bool) -> Session:
     """The session ``command`` (``ask``, ``chat``) talks through, as its options ask,
     reporting to ``front``; it fails before any discovery when the provider cannot be used."""
+    from ikigai_core.budget import Budget
     from ikigai_core.commands.models import warn_unknown_model
 
     chosen = ready_provider(app, provider)
@@ -197,7 +203,8 @@ def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None
     started, toolset = start_conversation(app, system, skills, tools, no_tools)
     return Session(app, chosen, named, conversation=started,
                    toolset=toolset, events=front, stream=stream, max_turns=max_turns,
-                   command=command, log=app.settings.log and not no_log)
+                   command=command, log=app.settings.log and not no_log,
+                   budget=Budget(cost=max_cost or app.settings.max_cost))
 
 
 def read_prompt(prompt: str | None) -> str:

@@ -162,9 +162,9 @@ def _quit(chat: ChatSession, argument: str) -> bool:
 @resume_option
 @pass_app
 def chat(app: App, provider: str | None, model: str | None, stream: bool,
-         max_turns: int | None, no_log: bool, plain: bool, resume_last: bool,
-         resume: str | None, yes: bool, allow: tuple[str, ...], system: str | None,
-         skills: tuple[str, ...], tools: str | None, no_tools: bool) -> None:
+         max_turns: int | None, max_cost: float | None, no_log: bool, plain: bool,
+         resume_last: bool, resume: str | None, yes: bool, allow: tuple[str, ...],
+         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool) -> None:
     """Talk with the model; /help lists the commands. Reads one message per line from a pipe.
 
     On a terminal, a tool call that needs approval asks you; from a pipe it is denied
@@ -175,7 +175,8 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     front = front_end(app, plain=plain, interactive=True)
     session = ChatSession(cli_session(
         app, front, "chat", provider=provider, model=model, stream=stream, max_turns=max_turns,
-        no_log=no_log, system=system, skills=skills, tools=tools, no_tools=no_tools,
+        max_cost=max_cost, no_log=no_log, system=system, skills=skills, tools=tools,
+        no_tools=no_tools,
     ), app.discovery(), front)
     session.resume(resume, resume_last)
     front.started(session, guard_line(app, run_grants))

@@ -1,0 +1,29 @@
+"""What a model turn costs in US dollars, from ``genai-prices`` (issue 26 §4).
+
+``genai-prices`` (pydantic's maintained price table: input, output, cache reads and
+cache writes per model and provider, with dated changes) is imported here only, when a
+price is asked for: importing it costs 0.3-0.7 s, which no start-up path pays.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ikigai_core.conversation import Usage
+
+
+def cost_of(provider: str, model: str, usage: Usage) -> float | None:
+    """US dollars ``usage`` of ``model`` costs at ``provider`` (its plugin's name, which
+    for the three bundled providers is genai-prices' id); ``None`` when no price is known
+    for that model there."""
+    from genai_prices import Usage as Counted
+    from genai_prices import calc_price
+
+    counted = Counted(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                      cache_read_tokens=usage.cache_read_tokens,
+                      cache_write_tokens=usage.cache_write_tokens)
+    try:
+        return float(calc_price(counted, model, provider_id=provider).total_price)
+    except LookupError:
+        return None
