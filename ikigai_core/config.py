@@ -42,6 +42,20 @@ class Settings(Record):
     """The shell the bash tool runs commands in (``None``: ``/bin/sh``); see :data:`CHOICES`."""
     web: Mapping[str, Any] = EMPTY
     """The web tools' settings (ikigai-tools-web checks the keys: docs/web.md)."""
+    agents_max_running: int = 4
+    """Sub-agents running at once per ikigai process; further forks queue (docs/agents.md)."""
+    agents_max_depth: int = 2
+    """How deep sub-agents nest: the root agent is depth 0, so 2 allows grandchildren."""
+    agents_budget_tokens: int = 200_000
+    """A child's token budget when its fork names none (input plus output)."""
+    agents_budget_turns: int = 25
+    """A child's model turns when its fork names none."""
+    agents_budget_seconds: float = 600.0
+    """A child's wall-clock seconds when its fork names none."""
+    agents_api_sandbox: bool = True
+    """Bind the agents API's socket into the sandbox, so tools under bubblewrap can fork."""
+    agents_api_mcp: bool = False
+    """Pass ``IKIGAI_API`` and a token to MCP servers too (only tool processes get them)."""
     problems: Mapping[str, str] = EMPTY
     """Why each wrongly configured setting was refused, by name; reading it raises that."""
 
@@ -71,6 +85,11 @@ ENV_VARS = {
     "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
     "log": "IKIGAI_LOG",
     "shell": "IKIGAI_SHELL",
+    "agents_max_running": "IKIGAI_AGENTS_MAX_RUNNING",
+    "agents_max_depth": "IKIGAI_AGENTS_MAX_DEPTH",
+    "agents_budget_tokens": "IKIGAI_AGENTS_BUDGET_TOKENS",
+    "agents_budget_turns": "IKIGAI_AGENTS_BUDGET_TURNS",
+    "agents_budget_seconds": "IKIGAI_AGENTS_BUDGET_SECONDS",
 }
 
 

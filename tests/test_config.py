@@ -98,3 +98,20 @@ def test_bad_environment_value_names_the_variable(tmp_path):
     with pytest.raises(ConfigError, match="environment variable IKIGAI_TOOL_TIMEOUT: "
                                           "'tool_timeout' must be a positive float"):
         assert settings.tool_timeout is None  # raises first
+
+
+def test_agents_settings_default_and_are_validated(tmp_path):
+    settings = load_settings(tmp_path, {})
+    assert (settings.agents_max_running, settings.agents_max_depth) == (4, 2)
+    assert (settings.agents_budget_tokens, settings.agents_budget_turns,
+            settings.agents_budget_seconds) == (200_000, 25, 600.0)
+    assert (settings.agents_api_sandbox, settings.agents_api_mcp) == (True, False)
+    (tmp_path / "config.json").write_text('{"agents_max_running": 8, "agents_api_mcp": true}')
+    settings = load_settings(tmp_path, {"IKIGAI_AGENTS_BUDGET_SECONDS": "30.5"})
+    assert (settings.agents_max_running, settings.agents_api_mcp) == (8, True)
+    assert settings.agents_budget_seconds == 30.5
+    bad = load_settings(tmp_path, {"IKIGAI_AGENTS_MAX_DEPTH": "1.5"})
+    with pytest.raises(ConfigError, match="IKIGAI_AGENTS_MAX_DEPTH: 'agents_max_depth' must "
+                       "be a positive int, got 1.5; fix"):
+        assert bad.agents_max_depth is None  # raises first
+    assert bad.agents_max_running == 8  # the others still read
