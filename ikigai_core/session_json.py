@@ -52,6 +52,20 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def is_count(value: Any) -> bool:
+    """A whole number from 0 (a token count, a turn's number)."""
+    return _is_int(value) and value >= 0
+
+
+STATUSES = ("running", "done", "interrupted", "killed", "budget_exceeded")
+"""The states of a sub-agent's conversation (``None``: not a sub-agent's)."""
+
+
+def is_status(value: Any) -> bool:
+    """One of :data:`STATUSES`, or ``None``."""
+    return value is None or value in STATUSES
+
+
 def is_number(value: Any) -> bool:
     """A finite ``int`` or ``float`` (a time, a duration)."""
     return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
@@ -172,11 +186,13 @@ def _result_of(data: Any) -> ToolResult:
 
 _SESSION_COLUMNS: dict[str, Callable[[Any], bool]] = {
     "id": is_text, "created": is_number, "updated": is_number, "cwd": is_text,
-    "command": is_text, "system": _optional(is_text)}
+    "command": is_text, "system": _optional(is_text), "parent": _optional(is_text),
+    "fork_turn": _optional(is_count), "agent": _optional(is_text), "status": is_status}
 _TURN_COLUMNS: dict[str, Callable[[Any], bool]] = {
     "seq": _is_int, "created": is_number, "provider": is_text, "model": is_text,
     "prompt": is_text, "input_tokens": _is_int, "output_tokens": _is_int,
-    "parent": _optional(_is_int)}
+    "parent": _optional(_is_int), "cache_read_tokens": _is_int,
+    "cache_write_tokens": _is_int, "cost": _optional(is_number)}
 _CALL_COLUMNS: dict[str, Callable[[Any], bool]] = {
     "call_id": _optional(is_text), "name": is_text, "duration": is_number}
 

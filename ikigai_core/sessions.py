@@ -37,7 +37,10 @@ from ikigai_core.conversation import (
 )
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.session_json import (
+    STATUSES,
+    is_count,
     is_number,
+    is_status,
     is_text,
     message_json,
     message_of,
@@ -51,6 +54,9 @@ if TYPE_CHECKING:
 DB_NAME = "sessions.db"
 BUSY_TIMEOUT = 30.0
 """Seconds a writer waits for another process's transaction to end."""
+
+COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+"""The token counts of a turn, summed by ``sessions list``."""
 
 SEARCH_COLUMNS = (
     # every message's own text: the prompt and the model's answers
@@ -137,6 +143,15 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     ALTER TABLE turns ADD COLUMN skills TEXT NOT NULL DEFAULT '[]';
     """,
     build_search_index,
+    """
+    ALTER TABLE turns ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN cost REAL;
+    ALTER TABLE sessions ADD COLUMN parent TEXT;
+    ALTER TABLE sessions ADD COLUMN fork_turn INTEGER;
+    ALTER TABLE sessions ADD COLUMN agent TEXT;
+    ALTER TABLE sessions ADD COLUMN status TEXT;
+    """,
 )
 """``MIGRATIONS[n]`` takes a database from schema version ``n`` to ``n + 1`` (SQL, or a
 function given the connection); append only."""
@@ -164,6 +179,9 @@ class Turn:
     :param messages: the messages the prompt added to the conversation (its own first).
     :param tools: the tools advertised, by name.
     :param skills: the skills loaded when it ended, in load order.
+    :param cache_read_tokens: input tokens the provider read from its prompt cache.
+    :param cache_write_tokens: input tokens the provider wrote to its prompt cache.
+    :param cost: what the turn cost in US dollars (``None``: unknown).
     """
 
     prompt: str
@@ -172,6 +190,9 @@ class Turn:
     messages: Sequence[Message]
     tools: Mapping[str, Tool]
     skills: Sequence[str] = ()
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -190,7 +211,16 @@ class Branch:
 
 @dataclass(frozen=True)
 class SessionSummary:
-    """One conversation as ``ikigai sessions list`` shows it."""
+    """One conversation as ``ikigai sessions list`` shows it; times and texts are ``None``
+    where a damaged row holds something else, a token count of the wrong type 0.
+
+    :param cost: the turns' cost in US dollars; ``None`` when any turn's is unknown.
+    :param parent: the conversation this one is a sub-agent of, forked from its turn
+        ``fork_turn``.
+    :param agent: the name of the agent definition a sub-agent runs.
+    :param status: a sub-agent's state, one of :data:`STATUSES` (``None``: not a
+        sub-agent's).
+    """
 
     id: str
     created: float | None
@@ -202,7 +232,13 @@ class SessionSummary:
     turns: int
     input_tokens: int
     output_tokens: int
-    """Times and texts are ``None`` where a damaged row holds something else."""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float | None = None
+    parent: str | None = None
+    fork_turn: int | None = None
+    agent: str | None = None
+    status: str | None = None
 
 
 @dataclass(frozen=True)
@@ -292,28 +328,51 @@ class SessionStore:
             raise
         db.execute("COMMIT")
 
+    def new_session(self, session_id: str, *, command: str, cwd: Path, system: str | None,
+                    parent: str | None = None, fork_turn: int | None = None,
+                    agent: str | None = None, status: str | None = None) -> None:
+        """Record conversation ``session_id`` before its first turn: a sub-agent's of
+        conversation ``parent`` (forked from its turn ``fork_turn``), running the agent
+        definition ``agent``, in state ``status`` (one of :data:`STATUSES`)."""
+        _check_status(status)
+        now = time.time()
+        with self._connect() as db, self._transaction(db):
+            db.execute("INSERT INTO sessions (id, created, updated, cwd, command, system, "
+                       "parent, fork_turn, agent, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (session_id, now, now, str(cwd), command, system, parent, fork_turn,
+                        agent, status))
+
+    def set_status(self, session_id: str, status: str | None) -> None:
+        """Set a sub-agent's state (one of :data:`STATUSES`)."""
+        _check_status(status)
+        with self._connect() as db, self._transaction(db):
+            db.execute("UPDATE sessions SET status = ? WHERE id = ?", (status, session_id))
+
     def add_turn(self, session_id: str, turn: Turn, *, command: str, cwd: Path,
                  system: str | None, parent: int | None = None) -> int:
-        """Record ``turn`` in conversation ``session_id`` (created on its first turn), in
-        one transaction, as going on from turn ``parent``; ``system`` is the system prompt
-        it was sent with. Returns the turn's number."""
+        """Record ``turn`` in conversation ``session_id`` (created on its first turn unless
+        :meth:`new_session` did), in one transaction, as going on from turn ``parent``;
+        ``system`` is the system prompt it was sent with. Returns the turn's number."""
         now = time.time()
         usage = usage_of(turn.messages)
         messages = json.dumps([message_json(m) for m in turn.messages], ensure_ascii=False)
         tools = json.dumps({name: schema_hash(tool) for name, tool in turn.tools.items()})
         with self._connect() as db, self._transaction(db):
-            db.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, ?)",
+            db.execute("INSERT OR IGNORE INTO sessions (id, created, updated, cwd, command, "
+                       "system) VALUES (?, ?, ?, ?, ?, ?)",
                        (session_id, now, now, str(cwd), command, system))
             db.execute("UPDATE sessions SET updated = ?, system = ? WHERE id = ?",
                        (now, system, session_id))
             seq: int = db.execute("SELECT COUNT(*) FROM turns WHERE session_id = ?",
                                   (session_id,)).fetchone()[0]
             db.execute("INSERT INTO turns (session_id, seq, created, provider, model, prompt, "
-                       "input_tokens, output_tokens, messages, tools, parent, skills) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       "input_tokens, output_tokens, messages, tools, parent, skills, "
+                       "cache_read_tokens, cache_write_tokens, cost) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (session_id, seq, now, turn.provider, turn.model, turn.prompt,
                         usage.input_tokens, usage.output_tokens, messages, tools, parent,
-                        json.dumps(list(turn.skills))))
+                        json.dumps(list(turn.skills)), turn.cache_read_tokens,
+                        turn.cache_write_tokens, turn.cost))
             results = [r for m in turn.messages if isinstance(m, ToolResultsMessage)
                        for r in m.results]
             db.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [
@@ -331,17 +390,24 @@ class SessionStore:
                 SELECT s.id, s.created, s.updated, s.cwd, s.command,
                        (SELECT model FROM turns WHERE session_id = s.id ORDER BY seq DESC),
                        (SELECT prompt FROM turns WHERE session_id = s.id ORDER BY seq),
-                       COUNT(t.seq), TOTAL(iif(typeof(t.input_tokens) = 'integer',
-                                               t.input_tokens, 0)),
-                       TOTAL(iif(typeof(t.output_tokens) = 'integer', t.output_tokens, 0))
-                FROM sessions s JOIN turns t ON t.session_id = s.id
-                GROUP BY s.id ORDER BY s.updated DESC, s.rowid DESC""").fetchall()
+                       COUNT(t.seq), {}, {}, {}, {},
+                       iif(COUNT(t.seq) = COUNT(iif(typeof(t.cost) IN ('real', 'integer'),
+                                                    1, NULL)), TOTAL(t.cost), NULL),
+                       s.parent, s.fork_turn, s.agent, s.status
+                FROM sessions s LEFT JOIN turns t ON t.session_id = s.id
+                GROUP BY s.id ORDER BY s.updated DESC, s.rowid DESC""".format(
+                    *(f"TOTAL(iif(typeof(t.{column}) = 'integer', t.{column}, 0))"
+                      for column in COUNTS))).fetchall()
         return [SessionSummary(
             id=str(row[0]), created=_or_none(row[1], is_number),
             updated=_or_none(row[2], is_number), cwd=_or_none(row[3], is_text),
             command=_or_none(row[4], is_text), model=_or_none(row[5], is_text),
             first_prompt=_or_none(row[6], is_text), turns=row[7], input_tokens=int(row[8]),
-            output_tokens=int(row[9])) for row in rows]
+            output_tokens=int(row[9]), cache_read_tokens=int(row[10]),
+            cache_write_tokens=int(row[11]), cost=_or_none(row[12], is_number),
+            parent=_or_none(row[13], is_text), fork_turn=_or_none(row[14], is_count),
+            agent=_or_none(row[15], is_text), status=_or_none(row[16], is_status))
+            for row in rows]
 
     def resolve(self, prefix: str) -> str:
         """The id of the one conversation whose id starts with ``prefix``."""
@@ -423,6 +489,11 @@ class SessionStore:
         """Delete one conversation and everything recorded of it."""
         with self._connect() as db, self._transaction(db):
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+
+def _check_status(status: str | None) -> None:
+    if not is_status(status):
+        raise ValueError(f"a session's status is one of {STATUSES} or None, not {status!r}")
 
 
 def _or_none(value: Any, check: Callable[[Any], bool]) -> Any:

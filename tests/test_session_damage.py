@@ -52,6 +52,10 @@ DAMAGES = {
     "bad tools JSON": ("turns", "tools", "'{\"bash\": '"),
     "an envelope not an object": ("tool_calls", "envelope", "'[1]'"),
     "a parent that is no turn": ("turns", "parent", "7"),
+    "text in cache_read_tokens": ("turns", "cache_read_tokens", "'some'"),
+    "text in cost": ("turns", "cost", "'cheap'"),
+    "an unknown status": ("sessions", "status", "'asleep'"),
+    "a negative fork_turn": ("sessions", "fork_turn", "-1"),
 }
 
 
@@ -105,9 +109,11 @@ def test_a_time_that_is_none_lists_and_shows_as_a_question_mark(time, fake_serve
 # -- Random damage --------------------------------------------------------------------------
 
 COLUMNS = {
-    "sessions": ["created", "updated", "cwd", "command", "system"],
+    "sessions": ["created", "updated", "cwd", "command", "system", "parent", "fork_turn",
+                 "agent", "status"],
     "turns": ["seq", "created", "provider", "model", "prompt", "input_tokens", "output_tokens",
-              "messages", "tools", "parent", "skills"],
+              "messages", "tools", "parent", "skills", "cache_read_tokens",
+              "cache_write_tokens", "cost"],
     "tool_calls": ["turn", "seq", "call_id", "name", "arguments", "envelope", "duration"],
 }
 JSON_COLUMNS = {"messages", "tools", "skills", "arguments", "envelope"}

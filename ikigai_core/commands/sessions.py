@@ -8,6 +8,7 @@ import re
 import textwrap
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -33,13 +34,11 @@ def sessions() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def list_sessions(app: App, as_json: bool) -> None:
-    """Every conversation, the most recent first: id, time, model, turns, tokens, first prompt."""
+    """Every conversation, the most recent first: id, time, model, turns, tokens, first prompt
+    (with --json also cache tokens, cost, and a sub-agent's parent, agent and status)."""
     found = store_of(app).sessions()
     if as_json:
-        echo_json([{"id": s.id, "created": s.created, "updated": s.updated, "cwd": s.cwd,
-                    "command": s.command, "model": s.model, "first_prompt": s.first_prompt,
-                    "turns": s.turns, "input_tokens": s.input_tokens,
-                    "output_tokens": s.output_tokens} for s in found])
+        echo_json([asdict(s) for s in found])
         return
     for s in found:
         click.echo(summary_line(s))
