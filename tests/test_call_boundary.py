@@ -64,13 +64,13 @@ def ask(cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_no_tools_means_a_file_read_call_reads_nothing(model, tmp_path):
-    (tmp_path / "secret.txt").write_text("the secret is 42\n")
+    (tmp_path / "secret.txt").write_text("the secret is swordfish-42\n")
     server = model([("c1", "file_read", {"file_path": "secret.txt"})])
     ran = ask(tmp_path, "--no-tools")
     assert "ikigai: ← file_read TOOL_NOT_FOUND" in ran.stderr
     envelope, = results(server.requests[1])
     assert envelope["error_code"] == "TOOL_NOT_FOUND"
-    assert "42" not in server.requests[1].body.decode()
+    assert "swordfish" not in server.requests[1].body.decode()
 
 
 def test_a_disabled_tool_never_starts_even_with_yes(model, tmp_path, isolated_home):
