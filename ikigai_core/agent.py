@@ -31,6 +31,7 @@ from ikigai_core.transport import send_turn
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+    from ikigai_core.attachments import Attachment
     from ikigai_core.budget import Meter
     from ikigai_core.conversation import Message
     from ikigai_core.execution import CallResult, ToolExecutor
@@ -119,8 +120,10 @@ class Agent:
         self._stopped_by = None
         self.cancelled.clear()
 
-    def run(self, conversation: Conversation, prompt: str) -> AssistantMessage:
-        """Add ``prompt`` and loop until the model answers without calling tools.
+    def run(self, conversation: Conversation, prompt: str,
+            images: Sequence[Attachment] = ()) -> AssistantMessage:
+        """Add ``prompt`` (with ``images``) and loop until the model answers without
+        calling tools.
 
         Returns the model's last turn. On any exception (Ctrl-C, a provider error, the
         turn limit) ``conversation`` is put back as it was, so the next prompt starts
@@ -131,7 +134,7 @@ class Agent:
         from ikigai_core.budget import BudgetExceeded
 
         mark = len(conversation.messages)
-        conversation.add(UserMessage(prompt))
+        conversation.add(UserMessage(prompt, tuple(images)))
         try:
             return self._loop(conversation)
         except BudgetExceeded as exc:

@@ -37,9 +37,12 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class UserMessage:
-    """Text the user typed."""
+    """Text the user typed (with the text of files it attached), and the images it
+    attached, which go to the model natively (:meth:`Provider.user_entry
+    <ikigai_core.providers.Provider.user_entry>`) and are recorded with the message."""
 
     text: str
+    images: tuple[Attachment, ...] = ()
 
 
 MAX_TOKENS = 2**32

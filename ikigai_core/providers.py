@@ -28,6 +28,7 @@ from ikigai_core.wire import (
 if TYPE_CHECKING:
     import pluggy
 
+    from ikigai_core.attachments import Attachment
     from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, ToolResult
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
@@ -152,6 +153,9 @@ class Provider:
     models_path: ClassVar[str | None] = None
     """Appended to the base URL to list the API's models with a GET (``ikigai models``);
     ``None``: the API lists none, only :attr:`known_models` are shown."""
+    image_types: ClassVar[Sequence[str]] = ()
+    """The image types (``image/png``...) a user's message may attach; ``()``: the API takes
+    none, and a prompt with an image is refused before it is sent."""
     known_models: ClassVar[Mapping[str, int | None]] = {}
     """Models known without asking, each with its context window in tokens (``None``:
     unknown): shown when the listing cannot be read, and filling in the windows it omits."""
@@ -211,7 +215,8 @@ class Provider:
         entries: list[dict[str, Any]] = []
         for message in conversation.messages:
             if isinstance(message, UserMessage):
-                new = [self.user_entry(message.text)]
+                new = [self.user_entry(message.text, message.images) if message.images
+                       else self.user_entry(message.text)]
             elif isinstance(message, ToolResultsMessage):
                 new = self.result_entries(message.results)
             elif message.text or message.tool_calls:
@@ -228,10 +233,21 @@ class Provider:
             entries.insert(0, {"role": self.system_role, "content": conversation.system})
         return entries
 
-    def user_entry(self, text: str) -> dict[str, Any]:
-        """One message holding text the user typed; by default the chat form most APIs
-        share, ``{"role": "user", "content": text}``."""
-        return {"role": "user", "content": text}
+    def user_entry(self, text: str, images: Sequence[Attachment] = ()) -> dict[str, Any]:
+        """One message holding text the user typed, and the images attached (only ever
+        given to a provider with :attr:`image_types`); by default the chat form most APIs
+        share, ``{"role": "user", "content": text}``, with images as ``image_url`` parts
+        holding a ``data:`` URL after the text (OpenAI's and the servers speaking its
+        wire)."""
+        if not images:
+            return {"role": "user", "content": text}
+        return {"role": "user", "content": [{"type": "text", "text": text}, *(
+            {"type": "image_url", "image_url": {"url": data_url(image)}} for image in images)]}
+
+    def takes_images(self, model: str) -> bool:
+        """Whether ``model`` reads images in a user's message (checked before they are
+        sent); by default whether the provider takes any (:attr:`image_types`)."""
+        return bool(self.image_types)
 
     def assistant_entry(self, message: AssistantMessage) -> dict[str, Any]:
         """One model turn as a message (from its ``raw`` form when it has one)."""
@@ -324,6 +340,11 @@ class Provider:
             if not self.stream_complete(turn):
                 raise stream_incomplete(self.name, self.stream_end)
         yield self.finish_turn(turn)
+
+
+def data_url(image: Attachment) -> str:
+    """``image`` as a ``data:`` URL (``data:image/png;base64,...``)."""
+    return f"data:{image.mime_type};base64,{image.base64}"
 
 
 def provider_problem(provider: Any) -> str | None:

@@ -28,6 +28,7 @@ from ikigai_core.transport import api_key
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
+    from ikigai_core.attachments import Attachment
     from ikigai_core.conversation import AssistantMessage, Message, ToolCall
     from ikigai_core.providers import Provider
     from ikigai_core.sessions import Branch, SessionStore
@@ -361,22 +362,28 @@ class Session:
         assert self.registry is not None
         return self.registry
 
-    def send(self, prompt: str) -> AssistantMessage:
-        """Send ``prompt``, run the tools the model calls, and return its last turn.
+    def send(self, prompt: str, images: Sequence[Attachment] = ()) -> AssistantMessage:
+        """Send ``prompt`` (with ``images``: see :mod:`ikigai_core.inputs`), run the tools
+        the model calls, and return its last turn.
 
-        On any exception (a provider error, the turn limit, :meth:`cancel`, Ctrl-C) the
-        conversation stays as it was before ``prompt``, and nothing is recorded; except
-        when the budget is reached (:class:`~ikigai_core.budget.BudgetExceeded`): what
-        was answered is kept and recorded, then it is raised.
+        Images the provider or model cannot read are a :class:`UsageError` before anything
+        is sent. On any exception (a provider error, the turn limit, :meth:`cancel`,
+        Ctrl-C) the conversation stays as it was before ``prompt``, and nothing is recorded;
+        except when the budget is reached (:class:`~ikigai_core.budget.BudgetExceeded`):
+        what was answered is kept and recorded, then it is raised.
         """
         from ikigai_core.budget import BudgetExceeded
 
+        if images:
+            from ikigai_core.inputs import check_images
+
+            check_images(self.provider, self.model, images)
         self.agent.registry = self.tools()
         self.agent.rearm()
         mark = len(self.conversation.messages)
         try:
             with self.events.turn(), self._deadline():
-                reply = self.agent.run(self.conversation, prompt)
+                reply = self.agent.run(self.conversation, prompt, images)
         except KeyRejected as exc:
             origin = self.app.stored_keys.get(self.provider.name)
             if origin is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import (
     AssistantMessage,
@@ -25,6 +25,9 @@ from ikigai_core.conversation import (
 )
 from ikigai_core.errors import IkigaiError
 from ikigai_core.strictjson import SURROGATE, loads
+
+if TYPE_CHECKING:
+    from ikigai_core.attachments import Attachment
 
 
 class DamagedSession(IkigaiError):
@@ -140,6 +143,9 @@ def _list(value: Any, what: str) -> list[Any]:
 def message_json(message: Message) -> dict[str, Any]:
     """One message as a JSON object (``role`` says which kind)."""
     if isinstance(message, UserMessage):
+        if message.images:
+            return {"role": "user", "text": message.text, "images": [
+                {"mime_type": image.mime_type, "data": image.base64} for image in message.images]}
         return {"role": "user", "text": message.text}
     if isinstance(message, AssistantMessage):
         usage = message.usage
@@ -160,7 +166,9 @@ def message_of(data: Any, *, keep_raw: bool) -> Message:
     _need(data, lambda d: isinstance(d, dict), "a message")
     role = data.get("role")
     if role == "user":
-        return UserMessage(_need(data.get("text"), is_text, "a message's text"))
+        return UserMessage(_need(data.get("text"), is_text, "a message's text"),
+                           tuple(map(_image_of, _list(data.get("images", []),
+                                                     "a message's images"))))
     if role == "assistant":
         raw = _need(data.get("raw"), _is_raw, "a message's raw form")
         return AssistantMessage(
@@ -173,6 +181,27 @@ def message_of(data: Any, *, keep_raw: bool) -> Message:
         return ToolResultsMessage(tuple(_result_of(r) for r in _list(data.get("results"),
                                                                      "a message's results")))
     raise _Bad(f"a message's role is {_kind(role)}")
+
+
+def _image_of(data: Any) -> Attachment:
+    """An image :func:`message_json` recorded: a known image type whose base64 decodes to
+    an image of that type, within the size a prompt may attach."""
+    import base64
+    import binascii
+
+    from ikigai_core.attachments import Attachment
+    from ikigai_core.inputs import IMAGE_NAMES, MAX_IMAGE_BYTES, image_type
+
+    _need(data, lambda d: isinstance(d, dict), "an image")
+    kind = _need(data.get("mime_type"), lambda k: k in IMAGE_NAMES, "an image's type")
+    most = MAX_IMAGE_BYTES * 4 // 3 + 4  # its base64
+    text = _need(data.get("data"), lambda d: is_text(d) and len(d) <= most, "an image's data")
+    try:
+        decoded = base64.b64decode(text, validate=True)
+    except binascii.Error:
+        decoded = b""
+    _need(decoded, lambda d: image_type(d) == kind, "an image's data")
+    return Attachment(kind, decoded)
 
 
 def _result_of(data: Any) -> ToolResult:

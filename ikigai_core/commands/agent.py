@@ -23,6 +23,7 @@ from ikigai_core.session import Session, choose_model, choose_provider, ready_pr
 from ikigai_core.session import start_conversation as core_start
 
 if TYPE_CHECKING:
+    from ikigai_core.attachments import Attachment
     from ikigai_core.commands.chatview import FrontEnd
     from ikigai_core.conversation import AssistantMessage, Conversation
     from ikigai_core.providers import Provider
@@ -69,6 +70,10 @@ agent_options = _options(
     click.option("--no-log", is_flag=True,
                  help="Record nothing in the session log (also: log false in config.json)."),
 )
+image_option = click.option(
+    "--image", "images", multiple=True, metavar="FILE",
+    help="Attach the image FILE (PNG, JPEG, GIF or WebP, at most 3.75 MiB) to the first "
+         "prompt; the model reads it natively (repeatable).")
 continue_option = click.option(
     "--continue", "resume_last", is_flag=True,
     help="Go on with the last conversation in this directory (from the session log).")
@@ -146,6 +151,7 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @plain_option
 @continue_option
 @resume_option
+@image_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: the final text, every tool call with its envelope, "
                    "the token usage, the session id, the provider and the model.")
@@ -155,7 +161,8 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 def ask(app: App, prompt: str | None, provider: str | None, model: str | None, stream: bool,
         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
         max_turns: int | None, max_cost: float | None, no_log: bool, plain: bool,
-        resume_last: bool, resume: str | None, as_json: bool, quiet: bool, yes: bool,
+        resume_last: bool, resume: str | None, images: tuple[str, ...], as_json: bool,
+        quiet: bool, yes: bool,
         allow: tuple[str, ...]) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
 
@@ -170,6 +177,7 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     prompt = read_prompt(prompt)
     if not prompt.strip():
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
+    attached = read_images(images)
     front = (QuietFrontEnd(app) if as_json
              else front_end(app, plain=plain or quiet, interactive=False))
     session = cli_session(app, front, "ask", provider=provider, model=model, stream=stream,
@@ -180,7 +188,7 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     session.use_tools(_discovered(app, session.provider))
     try:
         with granted(grants(yes, allow)):
-            reply = session.send(prompt)
+            reply = session.send(prompt, attached)
     finally:
         front.end_line()
     report_empty(reply)
@@ -205,6 +213,13 @@ def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None
                    toolset=toolset, events=front, stream=stream, max_turns=max_turns,
                    command=command, log=app.settings.log and not no_log,
                    budget=Budget(cost=max_cost or app.settings.max_cost))
+
+
+def read_images(names: tuple[str, ...]) -> list[Attachment]:
+    """The images of ``--image FILE`` options, each read and checked (one line if not)."""
+    from ikigai_core.inputs import read_image
+
+    return [read_image(Path(name).expanduser(), name) for name in names]
 
 
 def read_prompt(prompt: str | None) -> str:

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 import click
 
 from ikigai_core.commands import chat_skills
-from ikigai_core.commands.agent import agent_options, cli_session, continue_option, resume_option
+from ikigai_core.commands.agent import (
+    agent_options,
+    cli_session,
+    continue_option,
+    image_option,
+    read_images,
+    resume_option,
+)
 from ikigai_core.commands.approving import APPROVALS, grants, guard_line
 from ikigai_core.commands.chat_session import ChatSession, wait_for_tools
 from ikigai_core.commands.chat_table import CHAT_COMMANDS, chat_command
@@ -160,24 +167,29 @@ def _quit(chat: ChatSession, argument: str) -> bool:
 @plain_option
 @continue_option
 @resume_option
+@image_option
 @pass_app
 def chat(app: App, provider: str | None, model: str | None, stream: bool,
          max_turns: int | None, max_cost: float | None, no_log: bool, plain: bool,
-         resume_last: bool, resume: str | None, yes: bool, allow: tuple[str, ...],
-         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool) -> None:
+         resume_last: bool, resume: str | None, images: tuple[str, ...], yes: bool,
+         allow: tuple[str, ...], system: str | None, skills: tuple[str, ...],
+         tools: str | None, no_tools: bool) -> None:
     """Talk with the model; /help lists the commands. Reads one message per line from a pipe.
+
+    @path in a message attaches that file: its text, or an image the model reads.
 
     On a terminal, a tool call that needs approval asks you; from a pipe it is denied
     unless --yes or --allow covers it."""
     from ikigai_core.defaults.approvals import granted
 
+    attached = read_images(images)
     run_grants = grants(yes, allow)
     front = front_end(app, plain=plain, interactive=True)
     session = ChatSession(cli_session(
         app, front, "chat", provider=provider, model=model, stream=stream, max_turns=max_turns,
         max_cost=max_cost, no_log=no_log, system=system, skills=skills, tools=tools,
         no_tools=no_tools,
-    ), app.discovery(), front)
+    ), app.discovery(), front, attached)
     session.resume(resume, resume_last)
     front.started(session, guard_line(app, run_grants))
     session.session.ask = app.ask_user  # the terminal's asker, when the front end has one

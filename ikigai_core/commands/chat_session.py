@@ -10,18 +10,22 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from ikigai_core.commands.output import warn
+from ikigai_core.commands.output import printable, warn
 from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import report_skipped
 from ikigai_core.conversation import UserMessage
 from ikigai_core.errors import IkigaiError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ikigai_core.agent import Agent
     from ikigai_core.app import App
+    from ikigai_core.attachments import Attachment
     from ikigai_core.commands.chatview import FrontEnd
     from ikigai_core.conversation import Conversation, Usage
     from ikigai_core.discovery import Discovery
+    from ikigai_core.inputs import Prompt
     from ikigai_core.registry import Registry
     from ikigai_core.session import Session
 
@@ -38,10 +42,13 @@ class ChatSession:
     :param front: how the chat looks (plain or rendered).
     """
 
-    def __init__(self, session: Session, discovery: Discovery, front: FrontEnd):
+    def __init__(self, session: Session, discovery: Discovery, front: FrontEnd,
+                 images: Sequence[Attachment] = ()):
         self.session = session
         self.discovery = discovery
         self.front = front
+        self.images = tuple(images)
+        """The images ``--image`` attaches to the next message sent."""
         self.failure: IkigaiError | None = None
         """Why the last message sent to the model failed; ``None`` once one succeeds."""
 
@@ -88,14 +95,21 @@ class ChatSession:
                  f"({prompts} earlier prompts)")
 
     def send(self, message: str) -> None:
-        """Send ``message`` to the model and show the turn; remember whether it failed."""
+        """Send ``message`` (the files its ``@path`` words name attached) to the model and
+        show the turn; remember whether it failed."""
+        from ikigai_core.inputs import with_mentions
+
         self.failure = None
         try:
+            prompt = with_mentions(message, self.app.cwd, self.images)
+            if prompt.images or prompt.files:
+                click.echo(printable(attached_line(prompt)))
             self.tools()
-            reply = self.session.send(message)
+            reply = self.session.send(prompt.text, prompt.images)
         except IkigaiError as exc:
             self.failure = exc
             raise
+        self.images = ()
         report_empty(reply)
 
     def tools_found(self) -> Registry | None:
@@ -115,6 +129,14 @@ class ChatSession:
             self.session.use_tools(registry)
             return registry
         return self.registry
+
+
+def attached_line(prompt: Prompt) -> str:
+    """``attached: notes.md, shot.png (image/png, 12 KiB)``: what a message attached."""
+    images = [f"{image.mime_type}, {max(len(image.data) // 1024, 1)} KiB"
+              for image in prompt.images]
+    named = ", ".join(prompt.files) or "--image"
+    return f"attached: {named} ({'; '.join(images) or 'text'})"
 
 
 def wait_for_tools(discovery: Discovery, *, spin: bool) -> Registry:

@@ -10,9 +10,12 @@ into Ctrl-J.)
 
 from __future__ import annotations
 
+import os
+import re
 import signal
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import PromptSession
@@ -24,6 +27,7 @@ from prompt_toolkit.key_binding import KeyBindings
 
 from ikigai_core.commands.approving import disabled_guards
 from ikigai_core.commands.output import printable
+from ikigai_core.errors import IkigaiError
 from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.status import status_words
 
@@ -39,6 +43,10 @@ PROMPT = "> "
 HISTORY_FILE = "prompt-history"
 """The prompt's history in ``$IKIGAI_HOME`` (user-only); ``--plain`` keeps ``history``."""
 LEAVE_HINT = "Ctrl-C again (or Ctrl-D) leaves"
+RESUME_CHOICES = 50
+"""Conversations ``/resume`` completion offers, the latest first."""
+MENTION_AT_CURSOR = re.compile(r"(?:^|\s)@(\S*)$")
+"""An ``@path`` being typed: an ``@`` at the start or after a space, up to the cursor."""
 
 
 @Condition
@@ -61,7 +69,9 @@ def fitted(words: Iterable[str], width: int) -> str:
 
 
 class ChatCompleter(Completer):
-    """Slash commands at the start of the line; tool names after ``/tool``."""
+    """Slash commands at the start of the line; tool names after ``/tool``; conversation
+    ids (with their first prompts) after ``/resume``; files after an ``@`` in a message
+    (``@path`` attaches one: :mod:`ikigai_core.inputs`)."""
 
     def __init__(self, chat: ChatView) -> None:
         self.chat = chat
@@ -71,6 +81,10 @@ class ChatCompleter(Completer):
         from ikigai_core.commands.chat_table import CHAT_COMMANDS
 
         text = document.text_before_cursor
+        mention = MENTION_AT_CURSOR.search(text)
+        if mention is not None and not text.startswith("/"):
+            yield from self._paths(mention.group(1))
+            return
         if not text.startswith("/") or "\n" in text:
             return
         if " " not in text:
@@ -78,11 +92,45 @@ class ChatCompleter(Completer):
             word = text
         elif text.startswith("/tool "):
             names, word = self.chat.tools_found() or {}, text[len("/tool "):]
+        elif text.startswith("/resume "):
+            yield from self._sessions(text[len("/resume "):])
+            return
         else:
             return
         for name in names:
             if name.startswith(word):
                 yield Completion(name, start_position=-len(word))
+
+    def _paths(self, word: str) -> Iterable[Completion]:
+        """Files and directories whose path starts with ``word`` (from the chat's directory;
+        hidden ones when ``word``'s last part starts with ``.``), directories ending in
+        ``/`` so the next Tab goes on into them."""
+        folder, _, start = word.rpartition("/")
+        where = self.chat.app.cwd / Path(folder + "/" if folder or word.startswith("/")
+                                         else ".").expanduser()
+        try:
+            entries = sorted(os.scandir(where), key=lambda entry: entry.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name.startswith(start) and (start or not entry.name.startswith(".")):
+                name = entry.name + ("/" if entry.is_dir() else "")
+                yield Completion(name, start_position=-len(start), display=name)
+
+    def _sessions(self, word: str) -> Iterable[Completion]:
+        """The recorded conversations whose id starts with ``word``, the latest first, each
+        shown with its first prompt."""
+        from ikigai_core.session import store_of
+
+        try:
+            found = store_of(self.chat.app).sessions()
+        except IkigaiError:  # an unreadable log offers nothing; /resume says why
+            return
+        for summary in found[:RESUME_CHOICES]:
+            if summary.id.startswith(word):
+                prompt = " ".join((summary.first_prompt or "").split())
+                yield Completion(summary.id, start_position=-len(word),
+                                 display_meta=printable(prompt[:60]))
 
 
 class LineInput:

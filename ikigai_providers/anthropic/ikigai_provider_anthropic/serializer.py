@@ -17,6 +17,7 @@ from ikigai_core.schema_top import one_object
 from ikigai_provider_anthropic import rules
 
 if TYPE_CHECKING:
+    from ikigai_core.attachments import Attachment
     from ikigai_core.conversation import AssistantMessage, Conversation, ToolResult
     from ikigai_core.tools import Tool
     from ikigai_core.wire import TurnBuilder
@@ -45,6 +46,7 @@ class AnthropicSerializer(Provider):
     headers = {"anthropic-version": "2023-06-01"}
     stream_end = "message_stop"
     merge_key = "content"
+    image_types = IMAGE_TYPES
 
     def fit_tool(self, tool: Tool) -> ToolFit:
         """``{name, description, input_schema}``, the schema unchanged (spec decision 16) but
@@ -71,9 +73,15 @@ class AnthropicSerializer(Provider):
             body["stream"] = True
         return body
 
-    def user_entry(self, text: str) -> dict[str, Any]:
-        """A ``text`` block."""
-        return {"role": "user", "content": [{"type": "text", "text": text}]}
+    def user_entry(self, text: str, images: Sequence[Attachment] = ()) -> dict[str, Any]:
+        """A ``text`` block, after an ``image`` block (base64) per image (the vision
+        guide puts images first)."""
+        return {"role": "user", "content": [*map(_image_block, images),
+                                            {"type": "text", "text": text}]}
+
+    def takes_images(self, model: str) -> bool:
+        """Every Claude model since Claude 3."""
+        return not model.startswith(("claude-2", "claude-instant"))
 
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message of ``tool_result`` blocks, ``is_error`` on failures; a result
@@ -83,9 +91,7 @@ class AnthropicSerializer(Provider):
             content: Any = result.envelope_json
             images = [a for a in result.attachments if a.mime_type in IMAGE_TYPES]
             if images:
-                content = [{"type": "text", "text": content}, *(
-                    {"type": "image", "source": {"type": "base64", "media_type": a.mime_type,
-                                                 "data": a.base64}} for a in images)]
+                content = [{"type": "text", "text": content}, *map(_image_block, images)]
             block = {"type": "tool_result", "tool_use_id": result.call.id, "content": content}
             blocks.append({**block, "is_error": True} if result.is_error else block)
         return [{"role": "user", "content": blocks}]
@@ -132,6 +138,12 @@ class AnthropicSerializer(Provider):
         for block, call in zip(uses, message.tool_calls, strict=True):
             block["input"] = call.arguments_or_empty
         return message
+
+
+def _image_block(image: Attachment) -> dict[str, Any]:
+    """An ``image`` block holding ``image`` as base64."""
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type,
+                                        "data": image.base64}}
 
 
 def _start_block(turn: TurnBuilder, index: int, block: Mapping[str, Any], given: Any) -> None:

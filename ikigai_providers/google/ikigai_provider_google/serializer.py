@@ -18,6 +18,7 @@ from ikigai_provider_google import rules
 from ikigai_provider_google.schema import Unfit, gemini_parameters, json_parameters
 
 if TYPE_CHECKING:
+    from ikigai_core.attachments import Attachment
     from ikigai_core.conversation import AssistantMessage, Conversation, ToolCall, ToolResult
     from ikigai_core.tools import Tool
     from ikigai_core.wire import TurnBuilder
@@ -51,6 +52,7 @@ class GoogleSerializer(Provider):
     key_rejected_marker = b"API_KEY_INVALID"
     stream_end = "a finishReason"
     usage_keys = ("promptTokenCount", "candidatesTokenCount")
+    image_types = IMAGE_TYPES
 
     def read_models(self, body: Any) -> dict[str, int | None]:
         """``{"models": [{"name": "models/NAME", "inputTokenLimit": N,
@@ -96,9 +98,9 @@ class GoogleSerializer(Provider):
             body["tools"] = [{"functionDeclarations": sent}]
         return body
 
-    def user_entry(self, text: str) -> dict[str, Any]:
-        """A ``text`` part."""
-        return {"role": "user", "parts": [{"text": text}]}
+    def user_entry(self, text: str, images: Sequence[Attachment] = ()) -> dict[str, Any]:
+        """A ``text`` part, after an ``inlineData`` part per image."""
+        return {"role": "user", "parts": [*map(_inline_data, images), {"text": text}]}
 
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user content of ``functionResponse`` parts; a result's images go in its
@@ -177,9 +179,13 @@ def _function_response(result: ToolResult) -> dict[str, Any]:
                                          "response": dict(result.envelope)})
     images = [a for a in result.attachments if a.mime_type in IMAGE_TYPES]
     if images:
-        fields["parts"] = [{"inlineData": {"mimeType": a.mime_type, "data": a.base64}}
-                           for a in images]
+        fields["parts"] = [_inline_data(a) for a in images]
     return fields
+
+
+def _inline_data(image: Attachment) -> dict[str, Any]:
+    """An ``inlineData`` part holding ``image`` as base64."""
+    return {"inlineData": {"mimeType": image.mime_type, "data": image.base64}}
 
 
 def _with_real_id(call: ToolCall, fields: dict[str, Any]) -> dict[str, Any]:

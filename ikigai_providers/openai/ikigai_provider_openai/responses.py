@@ -120,7 +120,7 @@ def input_items(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [{"type": "function_call_output", "call_id": message["tool_call_id"],
                  "output": message["content"]}]
     if role != "assistant":
-        return [{"role": role, "content": message["content"]}]
+        return [{"role": role, "content": _input_content(message["content"])}]
     if "output" in message:
         return [dict(item) for item in message["output"]]
     items: list[dict[str, Any]] = []
@@ -130,6 +130,16 @@ def input_items(message: Mapping[str, Any]) -> list[dict[str, Any]]:
                "name": call["function"]["name"], "arguments": call["function"]["arguments"]}
               for call in message.get("tool_calls") or ()]
     return items
+
+
+def _input_content(content: Any) -> Any:
+    """A message's content as an input item's: text as is; Chat Completions parts as
+    ``input_text`` and ``input_image`` (its ``data:`` URL) parts."""
+    if isinstance(content, str):
+        return content
+    return [{"type": "input_text", "text": part["text"]} if part["type"] == "text"
+            else {"type": "input_image", "image_url": part["image_url"]["url"]}
+            for part in content]
 
 
 class ResponseTurn(TurnBuilder):

@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from ikigai_core.wire import TurnBuilder
 
 
+TEXT_ONLY_MODELS = ("gpt-3.5", "o1-mini", "o3-mini", "gpt-4-0", "gpt-4-3")
+"""Models that read no images (OpenAI's model pages): a prompt with one is refused first."""
+
+
 class OpenAISerializer(Provider):
     """``POST {OPENAI_BASE_URL}/responses`` or ``/chat/completions`` (``OPENAI_WIRE``; by
     default Responses for OpenAI's own API, Chat Completions for any other server) with
@@ -61,6 +65,7 @@ class OpenAISerializer(Provider):
     stream_done, stream_end = "[DONE]", "data: [DONE]"
     usage_keys = ("prompt_tokens", "completion_tokens")
     system_role = "system"
+    image_types = ("image/png", "image/jpeg", "image/gif", "image/webp")
     responses_path = "/responses"
     responses = ResponsesWire()
     """Reads the Responses wire's replies and streams."""
@@ -86,6 +91,10 @@ class OpenAISerializer(Provider):
             "parameters": parameters, "strict": strict,
         }}
         return ToolFit.checked(tool.name, declaration, changes, rules.problems(declaration))
+
+    def takes_images(self, model: str) -> bool:
+        """Every model but the few known to read text only (:data:`TEXT_ONLY_MODELS`)."""
+        return not model.startswith(TEXT_ONLY_MODELS)
 
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Drop the nulls strict mode made the model send for optional properties."""
