@@ -20,6 +20,7 @@ from ikigai_core.notices import Notices
 if TYPE_CHECKING:
     import pluggy
 
+    from ikigai_core.agent_definitions import AgentIndex
     from ikigai_core.config import Settings
     from ikigai_core.discovery import Discovery
     from ikigai_core.execution import ToolExecutor
@@ -108,6 +109,13 @@ class App:
         from ikigai_core.skills import collect_skills
 
         return collect_skills(self.pm, home=self.home, cwd=self.cwd, notices=self.notices)
+
+    @cached_property
+    def agents(self) -> AgentIndex:
+        """Every agent definition of the user's and the trusted project's, read once."""
+        from ikigai_core.agent_definitions import load_agent_definitions
+
+        return load_agent_definitions(self.home, self.cwd)
 
     def discovery(self, *, refresh: bool = False) -> Discovery:
         """A background discovery of this invocation's tools (not yet started)."""

@@ -45,6 +45,8 @@ COMMANDS = {
                  "The recorded conversations of ask and chat ($IKIGAI_HOME/sessions.db)."),
     "skill": ("ikigai_core.commands.skills:skill_group",
               "List and show the skills the model can load."),
+    "agents": ("ikigai_core.commands.agents:agents_group",
+               "List and show the agent definitions sub-agents are forked from."),
     "keys": ("ikigai_core.commands.keys:keys_group",
              "Store provider API keys: the system keyring, else $IKIGAI_HOME/keys.json."),
     "models": ("ikigai_core.commands.models:models",

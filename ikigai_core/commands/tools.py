@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,11 +17,16 @@ from ikigai_core.registry import Registry
 from ikigai_core.skills import SkillIndex
 from ikigai_core.tools import SkippedTool, Tool
 
+if TYPE_CHECKING:
+    from ikigai_core.agent_definitions import AgentIndex
+
 pass_app = click.make_pass_decorator(App)
 
 
-def report_skipped(registry: Registry | SkillIndex, *, verbose: bool, what: str = "tool") -> None:
-    """On stderr: each broken tool (or skill) and why; untrusted project ones as one line."""
+def report_skipped(registry: Registry | SkillIndex | AgentIndex, *, verbose: bool,
+                   what: str = "tool") -> None:
+    """On stderr: each broken tool (or skill, agent) and why; untrusted project ones in one
+    line."""
     for skipped in registry.skipped:
         if skipped.kind == "invalid" or (verbose and skipped.kind == "ignored"):
             where = f" ({skipped.path})" if skipped.path else ""
