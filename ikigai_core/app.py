@@ -151,13 +151,19 @@ class App:
 
         return ToolExecutor(self.pm, self.context, self.notices, process_hook=self._process_hook)
 
-    def executor_asking(self, ask: Callable[[str], str | None] | None) -> ToolExecutor:
-        """A new executor like :attr:`executor`, whose calls ask ``ask`` (a session's)."""
+    def executor_asking(self, ask: Callable[[str], str | None] | None, *,
+                        environ: Mapping[str, str] | None = None,
+                        notices: Notices | None = None) -> ToolExecutor:
+        """A new executor like :attr:`executor`, whose calls ask ``ask`` (a session's),
+        whose tool processes get ``environ`` on top of this invocation's, and which
+        reports to ``notices`` (default: this invocation's)."""
         from dataclasses import replace
 
         from ikigai_core.execution import ToolExecutor
 
-        return ToolExecutor(self.pm, replace(self.context, ask_user=ask), self.notices,
+        context = replace(self.context, ask_user=ask, environ={**self.environ, **(environ or {})},
+                          notices=notices or self.notices)
+        return ToolExecutor(self.pm, context, context.notices or self.notices,
                             process_hook=self._process_hook)
 
     @cached_property

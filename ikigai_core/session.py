@@ -12,6 +12,7 @@ do to the app's :class:`~ikigai_core.notices.Notices`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
     from ikigai_core.conversation import AssistantMessage, Message, ToolCall
+    from ikigai_core.notices import Notices
     from ikigai_core.providers import Provider
     from ikigai_core.sessions import Branch, SessionStore
     from ikigai_core.skills import Skill
@@ -286,7 +288,13 @@ class Session:
         self.turn_usage = Usage()
         """Tokens the last answered prompt used (every model turn it took)."""
         self.usage = Usage()
-        """Tokens this session used."""
+        """Tokens this session used, its sub-agents' included (:meth:`add_usage`)."""
+        self.prompts = 0
+        """How many prompts :meth:`send` was given."""
+        self.on_cancel: list[Callable[[], None]] = []
+        """Called by :meth:`cancel` (the sub-agent supervisor stops the turn's children)."""
+        self._usage_lock = threading.Lock()
+        self._tool_extras: tuple[Mapping[str, str], Notices | None] = ({}, None)
         self.ask = ask
         self.meter = Meter(budget or Budget(cost=app.settings.max_cost), self._price)
         """What the session spent, against its budget."""
@@ -324,7 +332,20 @@ class Session:
     @ask.setter
     def ask(self, ask: Asker | None) -> None:
         self._ask = ask
-        self.agent.executor = self.app.executor_asking(ask)
+        environ, notices = self._tool_extras
+        self.agent.executor = self.app.executor_asking(ask, environ=environ, notices=notices)
+
+    def tool_context(self, *, environ: Mapping[str, str], notices: Notices | None) -> None:
+        """Give this session's tool processes ``environ`` on top of the app's (the agents
+        API's address and this agent's token), and report what its tool calls could not
+        do to ``notices`` (a sub-agent's, labelled with its name; ``None``: the app's)."""
+        self._tool_extras = (dict(environ), notices)
+        self.ask = self._ask
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count ``usage`` in :attr:`usage`, from any thread (a sub-agent's tokens)."""
+        with self._usage_lock:
+            self.usage += usage
 
     @property
     def provider(self) -> Provider:
@@ -380,6 +401,7 @@ class Session:
             check_images(self.provider, self.model, images)
         self.agent.registry = self.tools()
         self.agent.rearm()
+        self.prompts += 1
         mark = len(self.conversation.messages)
         try:
             with self.events.turn(), self._deadline():
@@ -403,7 +425,7 @@ class Session:
         """Count and record the messages ``prompt`` added from ``mark`` on."""
         self.exchange = tuple(self.conversation.messages[mark:])
         self.turn_usage = usage_of(self.exchange)
-        self.usage += self.turn_usage
+        self.add_usage(self.turn_usage)
         self.recorder.record(self.agent, self.conversation, mark, prompt)
 
     def _deadline(self) -> AbstractContextManager[None]:
@@ -417,6 +439,8 @@ class Session:
         """Stop the prompt in progress, from any thread: its tools are killed and
         :meth:`send` raises :class:`~ikigai_core.agent.Cancelled`."""
         self.agent.cancelled.set()
+        for hook in list(self.on_cancel):
+            hook()
 
     def load_skill(self, name: str) -> Skill:
         """Load skill ``name``: its instructions join the system prompt, its tools the

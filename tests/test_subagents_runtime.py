@@ -1,0 +1,248 @@
+"""The sub-agent runtime from Python (issue 25): children on threads, the running cap,
+the depth limit, budgets, usage roll-up, send, wait, kill, and the root's cancel; a real
+provider plugin against a local scripted model, real tools as subprocesses."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ikigai_core import App, Session
+from ikigai_core.errors import UsageError
+from ikigai_core.orchestration import Supervisor, parse_budget
+from tests.support.agents import AgentModel
+from tests.support.procs import pid_written, wait_gone
+
+TIMEOUT = 30
+
+
+@pytest.fixture
+def model():
+    built: list[AgentModel] = []
+
+    def make(scripts):
+        built.append(AgentModel(scripts))
+        return built[-1]
+
+    yield make
+    for m in built:
+        m.close()
+
+
+def _root(model: AgentModel, tmp_path, *, ask=None, **options) -> Supervisor:
+    import os
+
+    app = App(environ={**os.environ, **model.environ}, cwd=tmp_path)
+    session = Session.open(app, "openai", ask=ask, log=False)
+    return Supervisor(session, **options)
+
+
+def test_three_children_run_at_once_and_wait_returns_their_answers(model, tmp_path):
+    m = model({f"task {i}": [f"answer {i}"] for i in range(3)})
+    sup = _root(m, tmp_path)
+    ids = [sup.fork(f"task {i}") for i in range(3)]
+
+    results = sup.wait(ids, TIMEOUT)
+
+    assert [(r.id, r.status, r.output) for r in results] == [
+        (ids[i], "done", f"answer {i}") for i in range(3)]
+    assert all(r.usage.total == 15 and r.truncated is None for r in results)
+    assert sup.root.live.usage.total == 45  # rolled up into the root session
+    assert sup.usage()["children"]["total"] == 45
+    sup.close()
+
+
+def test_the_running_cap_queues_further_forks_in_order(model, tmp_path):
+    release: list[float] = []
+
+    def slow(request):
+        from pytest_ikigai.replies import REPLIES
+
+        time.sleep(0.4)
+        release.append(time.monotonic())
+        return REPLIES["openai"].reply("slow done")
+
+    m = model({"slow 0": [slow], "slow 1": [slow], "quick": ["quick done"]})
+    sup = _root(m, tmp_path, max_running=2)
+    first = [sup.fork("slow 0"), sup.fork("slow 1")]
+    queued = sup.fork("quick")
+
+    assert {i.id: i.status for i in sup.list()}[queued] == "queued"
+    [result] = sup.wait([queued], TIMEOUT)
+    assert result.status == "done"
+    assert m.seen["quick"] >= min(release)  # it started only once a slot was free
+    assert all(r.status == "done" for r in sup.wait(first, TIMEOUT))
+    sup.close()
+
+
+def test_the_depth_limit_refuses_a_fork_too_deep(model, tmp_path):
+    m = model({"child": ["hi"]})
+    sup = _root(m, tmp_path, max_depth=1)
+    child = sup.fork("child")
+    with pytest.raises(UsageError, match="depth 1, the deepest allowed"):
+        sup.fork("grandchild", caller=child)
+    sup.close()
+
+
+@pytest.mark.parametrize(("budget", "script", "why"), [
+    ({"turns": 1}, [[("glob", {"pattern": "*"})], "never"], "the turns limit of 1 turns"),
+    ({"tokens": 20}, [[("glob", {"pattern": "*"})], [("glob", {"pattern": "*"})], "never"],
+     "the tokens limit of 20 tokens is reached (30 tokens spent)"),
+])
+def test_a_child_over_its_turns_or_tokens_stops_with_budget_exceeded(
+        model, tmp_path, budget, script, why):
+    m = model({"work": script})
+    sup = _root(m, tmp_path)
+    [result] = sup.wait([sup.fork("work", budget=budget)], TIMEOUT)
+    assert result.status == "budget_exceeded"
+    assert result.error.startswith("BUDGET_EXCEEDED: ") and why in result.error
+    sup.close()
+
+
+def test_a_child_over_its_seconds_stops_and_its_tool_is_killed(
+        model, tmp_path, approve_all):
+    pid_file = tmp_path / "pid"
+    m = model({"sleep": [[("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"})],
+                         "never"]})
+    sup = _root(m, tmp_path)
+    started = time.monotonic()
+    [result] = sup.wait([sup.fork("sleep", budget={"seconds": 1})], TIMEOUT)
+    assert result.status == "budget_exceeded" and "the seconds limit" in result.error
+    assert time.monotonic() - started < 10
+    assert wait_gone(pid_written(pid_file), timeout=10)
+    sup.close()
+
+
+def test_a_parents_token_budget_caps_its_descendants_total(model, tmp_path):
+    m = model({"parent": [[("glob", {"pattern": "*"})], "never"],
+               "kid": [[("glob", {"pattern": "*"})], [("glob", {"pattern": "*"})], "kid done"]})
+    sup = _root(m, tmp_path)
+    parent = sup.fork("parent", budget={"tokens": 40})
+    kid = sup.fork("kid", caller=parent)  # 45 tokens alone: over its parent's 40
+    results = {r.id: r for r in sup.wait([parent, kid], TIMEOUT)}
+    assert results[parent].status == "budget_exceeded"
+    assert results[kid].status == "budget_exceeded"
+    sup.close()
+
+
+def test_kill_mid_tool_cascades_and_leaves_no_process(model, tmp_path, approve_all):
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    def sleeping(name):
+        return [("bash", {"command": f"echo $$ > {pids}/{name}; exec sleep 60"})]
+
+    m = model({"parent": [sleeping("parent"), "never"], "kid": [sleeping("kid"), "never"]})
+    sup = _root(m, tmp_path)
+    parent = sup.fork("parent")
+    kid = sup.fork("kid", caller=parent)
+    deadline = time.monotonic() + TIMEOUT
+    while len([p for p in pids.iterdir() if p.read_text().endswith("\n")]) < 2:
+        assert time.monotonic() < deadline, "the tools never started"
+        time.sleep(0.05)
+
+    info = sup.kill(parent)
+
+    assert info.status == "killed"
+    assert [r.status for r in sup.wait([parent, kid], TIMEOUT)] == ["killed", "killed"]
+    assert all(wait_gone(int(p.read_text()), timeout=10) for p in pids.iterdir())
+    with pytest.raises(UsageError, match="killed; it takes no more messages"):
+        sup.send(kid, "go on")
+    sup.close()
+
+
+def test_send_gives_a_done_child_its_next_prompt_with_its_history(model, tmp_path):
+    m = model({"first": ["one", "two"]})
+    sup = _root(m, tmp_path)
+    child = sup.fork("first")
+    assert sup.wait([child], TIMEOUT)[0].output == "one"
+    sup.send(child, "second")
+    assert sup.wait([child], TIMEOUT)[0].output == "two"
+    sent = m.server.requests[-1].json["messages"]
+    assert [msg["content"] for msg in sent if msg["role"] == "user"] == ["first", "second"]
+    sup.close()
+
+
+def test_wait_any_returns_when_one_is_done_and_a_timeout_says_running(model, tmp_path):
+    def never(request):
+        from pytest_ikigai.replies import REPLIES
+
+        time.sleep(3)
+        return REPLIES["openai"].reply("late")
+
+    m = model({"fast": ["fast done"], "slow": [never]})
+    sup = _root(m, tmp_path)
+    fast, slow = sup.fork("fast"), sup.fork("slow")
+    results = {r.id: r.status for r in sup.wait([fast, slow], TIMEOUT, mode="any")}
+    assert results == {fast: "done", slow: "running"}
+    assert [r.status for r in sup.wait([slow], 0.1)] == ["running"]
+    sup.close()
+
+
+def test_a_long_answer_is_cut_with_head_tail_and_truncated(model, tmp_path):
+    long = "A" * 5000 + "B" * 5000
+    m = model({"long": [long]})
+    sup = _root(m, tmp_path)
+    [result] = sup.wait([sup.fork("long")], TIMEOUT, max_output=1000)
+    assert result.truncated == {"total_bytes": 10000, "kept_bytes": len(result.output)}
+    assert result.output.startswith("AAA") and result.output.endswith("BBB")
+    assert len(result.output.encode()) <= 1000
+    sup.close()
+
+
+def test_an_agent_cannot_touch_another_agents_children(model, tmp_path):
+    m = model({"a": ["a"], "b": ["b"], "a-kid": ["k"]})
+    sup = _root(m, tmp_path)
+    a, b = sup.fork("a"), sup.fork("b")
+    kid = sup.fork("a-kid", caller=a)
+    for action in (lambda: sup.kill(kid, caller=b), lambda: sup.send(kid, "x", caller=b),
+                   lambda: sup.wait([kid], 1, caller=b), lambda: sup.kill(a, caller=a)):
+        with pytest.raises(UsageError, match="below"):
+            action()
+    assert [i.id for i in sup.list(caller=a)] == [kid]
+    assert sup.list(caller=b) == []
+    sup.close()
+
+
+def test_history_all_gives_the_child_the_answered_exchanges(model, tmp_path):
+    m = model({"earlier": ["earlier answer", "child answer"]})  # the child's starts so
+    sup = _root(m, tmp_path)
+    sup.root.live.send("earlier")
+    child = sup.fork("now", history="all")
+    assert sup.wait([child], TIMEOUT)[0].output == "child answer"
+    sent = m.server.requests[-1].json["messages"]
+    assert [msg["content"] for msg in sent if msg["role"] != "system"] == [
+        "earlier", "earlier answer", "now"]
+    sup.close()
+
+
+def test_cancelling_the_root_stops_the_children_of_its_turn(model, tmp_path):
+    def stall(request):
+        from pytest_ikigai.replies import REPLIES
+
+        time.sleep(2)
+        return REPLIES["openai"].reply("late")
+
+    m = model({"kid": [stall]})
+    sup = _root(m, tmp_path)
+    kid = sup.fork("kid")
+    sup.root.live.cancel()
+    assert sup.wait([kid], TIMEOUT)[0].status == "killed"
+    sup.close()
+
+
+def test_bad_arguments_are_one_line_errors(model, tmp_path):
+    sup = _root(model({}), tmp_path)
+    for call, message in [
+        (lambda: sup.fork(""), "non-empty prompt"),
+        (lambda: sup.fork("x", budget={"tokens": -1}), "budget.tokens must be a positive"),
+        (lambda: sup.fork("x", budget={"dollars": 1}), "unknown key 'dollars'"),
+        (lambda: sup.fork("x", history="some"), "history must be"),
+        (lambda: sup.wait(["nope"], 1), "no agent 'nope'"),
+        (lambda: sup.wait([], 1, mode="most"), "mode must be"),
+        (lambda: sup.fork("x", agent="reviewer"), "unknown agent 'reviewer'"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            call()
+    assert parse_budget({"seconds": 1.5, "cost": None}).seconds == 1.5
+    sup.close()
