@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.record import Record
+
 if TYPE_CHECKING:
     from ikigai_core.attachments import Attachment
 
@@ -91,13 +93,48 @@ class Usage:
     def read(cls, fields: Any, input_key: str, output_key: str) -> Usage | None:
         """A provider's usage object (``{"prompt_tokens": 10, ...}``) read by its two key
         names; ``None`` when it holds neither as a count (:func:`is_token_count`)."""
+        return UsageKeys(input_key, output_key).read(fields)
+
+
+class UsageKeys(Record):
+    """Where an API's usage object holds each count (a provider's ``usage_keys``).
+
+    :param input: the input token count's key.
+    :param output: the output token count's key.
+    :param cache_read: the key of the input tokens read from the prompt cache; a dotted
+        path reaches into a nested object (``"prompt_tokens_details.cached_tokens"``).
+    :param cache_write: the same for the input tokens written to the cache.
+    :param cache_apart: the input count leaves the cache reads and writes out (Anthropic's
+        ``input_tokens``), so they are added to it.
+    """
+
+    input: str
+    output: str
+    cache_read: str | None = None
+    cache_write: str | None = None
+    cache_apart: bool = False
+
+    def read(self, fields: Any) -> Usage | None:
+        """The :class:`Usage` in ``fields``; ``None`` when it holds neither the input nor
+        the output count (a count that is no :func:`is_token_count` is ignored)."""
         if not isinstance(fields, Mapping):
             return None
-        counts = [fields.get(key) for key in (input_key, output_key)]
-        counts = [c if is_token_count(c) else None for c in counts]
-        if counts == [None, None]:
+        given, output = _count(fields, self.input), _count(fields, self.output)
+        if given is None and output is None:
             return None
-        return cls(counts[0] or 0, counts[1] or 0)
+        read, written = _count(fields, self.cache_read) or 0, _count(fields, self.cache_write) or 0
+        given = (given or 0) + (read + written if self.cache_apart else 0)
+        if read + written > given:  # nonsense: a cached share larger than the whole
+            read = written = 0
+        return Usage(given, output or 0, read, written)
+
+
+def _count(fields: Mapping[str, Any], path: str | None) -> int | None:
+    """The count at ``path`` (dotted) in ``fields``; ``None`` when absent or no count."""
+    value: Any = fields
+    for key in path.split(".") if path else ():
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value if path and is_token_count(value) else None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
-from ikigai_core.conversation import ToolResultsMessage, UserMessage
+from ikigai_core.conversation import ToolResultsMessage, UsageKeys, UserMessage
 from ikigai_core.errors import PluginError, UsageError
 from ikigai_core.hookcall import collect
 from ikigai_core.notices import Notices
@@ -141,8 +141,10 @@ class Provider:
     """An event whose data is this text (not JSON) ends the stream (OpenAI: ``[DONE]``)."""
     stream_end: ClassVar[str] = "its last event"
     """What ends a complete stream, as the error for a stream cut short names it."""
-    usage_keys: ClassVar[tuple[str, str]] = ("input_tokens", "output_tokens")
-    """The names of the input and output token counts in the API's usage object."""
+    usage_keys: ClassVar[tuple[str, str] | UsageKeys] = ("input_tokens", "output_tokens")
+    """Where the API's usage object holds the token counts: the input and output counts'
+    names, or a :class:`~ikigai_core.conversation.UsageKeys` that also names the prompt
+    cache's reads and writes."""
     system_role: ClassVar[str | None] = None
     """When set, the system prompt goes first among the messages, as
     ``{"role": system_role, "content": prompt}`` (OpenAI: ``"system"``); else the body

@@ -295,10 +295,17 @@ class Session:
         """Called by :meth:`cancel` (the sub-agent supervisor stops the turn's children)."""
         self._usage_lock = threading.Lock()
         self._tool_extras: tuple[Mapping[str, str], Notices | None] = ({}, None)
+        self.turn_cost: float | None = 0.0
+        """US dollars the last answered prompt cost (``None``: a price was not known)."""
         self.ask = ask
         self.meter = Meter(budget or Budget(cost=app.settings.max_cost), self._price)
         """What the session spent, against its budget."""
         self.agent.meter = self.meter
+
+    @property
+    def cost(self) -> float | None:
+        """US dollars this session cost so far (``None`` once a price was not known)."""
+        return self.meter.spent.cost
 
     def _price(self, usage: Usage) -> float | None:
         from ikigai_core.prices import cost_of
@@ -402,7 +409,7 @@ class Session:
         self.agent.registry = self.tools()
         self.agent.rearm()
         self.prompts += 1
-        mark = len(self.conversation.messages)
+        mark, cost = len(self.conversation.messages), self.cost
         try:
             with self.events.turn(), self._deadline():
                 reply = self.agent.run(self.conversation, prompt, images)
@@ -414,18 +421,20 @@ class Session:
                               status=exc.status) from None
         except BudgetExceeded:
             if len(self.conversation.messages) > mark:
-                self._answered(mark, prompt)
+                self._answered(mark, prompt, cost)
             raise
         finally:  # the agent discovers again when a plugin's tools change
             self.registry = self.agent.registry
-        self._answered(mark, prompt)
+        self._answered(mark, prompt, cost)
         return reply
 
-    def _answered(self, mark: int, prompt: str) -> None:
-        """Count and record the messages ``prompt`` added from ``mark`` on."""
+    def _answered(self, mark: int, prompt: str, cost: float | None) -> None:
+        """Count and record the messages ``prompt`` added from ``mark`` on (the session
+        had cost ``cost`` before)."""
         self.exchange = tuple(self.conversation.messages[mark:])
         self.turn_usage = usage_of(self.exchange)
         self.add_usage(self.turn_usage)
+        self.turn_cost = None if cost is None or self.cost is None else self.cost - cost
         self.recorder.record(self.agent, self.conversation, mark, prompt)
 
     def _deadline(self) -> AbstractContextManager[None]:

@@ -21,6 +21,7 @@ from ikigai_core.conversation import (
     ToolResult,
     ToolResultsMessage,
     Usage,
+    UsageKeys,
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError
@@ -152,11 +153,25 @@ def message_json(message: Message) -> dict[str, Any]:
         return {"role": "assistant", "text": message.text,
                 "tool_calls": [_call_json(c) for c in message.tool_calls],
                 "stop_reason": message.stop_reason, "raw": _jsonable(message.raw),
-                "usage": None if usage is None else {"input_tokens": usage.input_tokens,
-                                                     "output_tokens": usage.output_tokens}}
+                "usage": None if usage is None else usage_json(usage)}
     return {"role": "tool", "results": [
         {"call": _call_json(r.call), "envelope": r.envelope, "duration": r.duration}
         for r in message.results]}
+
+
+STORED_USAGE = UsageKeys("input_tokens", "output_tokens", cache_read="cache_read_tokens",
+                         cache_write="cache_write_tokens")
+"""How a recorded message's usage is written (:func:`usage_json`) and read back."""
+
+
+def usage_json(usage: Usage) -> dict[str, int]:
+    """``usage`` as JSON: input and output tokens, and the cache's reads and writes when
+    there were any (the input count includes them)."""
+    fields = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        fields |= {"cache_read_tokens": usage.cache_read_tokens,
+                   "cache_write_tokens": usage.cache_write_tokens}
+    return fields
 
 
 def message_of(data: Any, *, keep_raw: bool) -> Message:
@@ -176,7 +191,7 @@ def message_of(data: Any, *, keep_raw: bool) -> Message:
             tuple(_call_of(c) for c in _list(data.get("tool_calls"), "a message's calls")),
             raw if keep_raw else None,
             _need(data.get("stop_reason"), _optional(is_text), "a stop reason"),
-            Usage.read(data.get("usage"), "input_tokens", "output_tokens"))
+            STORED_USAGE.read(data.get("usage")))
     if role == "tool":
         return ToolResultsMessage(tuple(_result_of(r) for r in _list(data.get("results"),
                                                                      "a message's results")))

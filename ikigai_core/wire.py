@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ikigai_core.conversation import AssistantMessage, TextDelta, ToolCall, Usage
+from ikigai_core.conversation import AssistantMessage, TextDelta, ToolCall, UsageKeys
 from ikigai_core.errors import ProviderError
 from ikigai_core.strictjson import loads
 
@@ -158,12 +158,14 @@ class TurnBuilder:
     of the turn, to send back unchanged, go in :attr:`parts`. :meth:`message` makes the
     :class:`~ikigai_core.conversation.AssistantMessage`.
 
-    :param usage_keys: the names of the input and output token counts in the provider's
-        usage object (``("prompt_tokens", "completion_tokens")``).
+    :param usage_keys: where the provider's usage object holds the counts: a
+        :class:`~ikigai_core.conversation.UsageKeys`, or the input and output counts' names
+        (``("prompt_tokens", "completion_tokens")``).
     """
 
-    def __init__(self, usage_keys: tuple[str, str]) -> None:
-        self.usage_keys = usage_keys
+    def __init__(self, usage_keys: tuple[str, str] | UsageKeys) -> None:
+        self.usage_keys = (usage_keys if isinstance(usage_keys, UsageKeys)
+                           else UsageKeys(*usage_keys))
         self.parts: dict[int, dict[str, Any]] = {}
         """The provider's own pieces of the turn (blocks, parts) by index, as it sent them."""
         self.stop_reason: str | None = None
@@ -236,7 +238,7 @@ class TurnBuilder:
         it came)."""
         return AssistantMessage(text=self.text, tool_calls=self.tool_calls(), raw=raw,
                                 stop_reason=self.stop_reason,
-                                usage=Usage.read(self.usage, *self.usage_keys))
+                                usage=self.usage_keys.read(self.usage))
 
     def _ordered(self) -> list[tuple[int, _CallPieces]]:
         return sorted(self._calls.items())

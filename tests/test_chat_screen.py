@@ -156,7 +156,8 @@ def test_the_live_area_shows_what_is_awaited(screen):
 
 def test_clear_and_start_are_said(screen, app):
     chat = SimpleNamespace(app=app, agent=SimpleNamespace(
-        provider=SimpleNamespace(name="openai"), model="m"), turn_usage=Usage(), usage=Usage())
+        provider=SimpleNamespace(name="openai"), model="m"), turn_usage=Usage(), usage=Usage(),
+        cost=None)
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         screen.started(chat, "sandbox: off; approvals: ask")
         assert app.ask_user == screen.ask
@@ -194,6 +195,7 @@ def prompt(app):
     """A :class:`LineInput` fed from a pipe: ``(line_input, keys)``."""
     agent = SimpleNamespace(provider=SimpleNamespace(name="openai"), model="gpt-x")
     chat = SimpleNamespace(agent=agent, turn_usage=Usage(10, 5), usage=Usage(1000, 234),
+                           cost=None,
                            tools_found=lambda: {"file_read": None, "file_write": None})
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         yield LineInput(app, chat), keys
@@ -202,7 +204,7 @@ def prompt(app):
 def test_shown_is_called_once_the_first_prompt_is_drawn(app):
     shown = []
     chat = SimpleNamespace(agent=SimpleNamespace(provider=SimpleNamespace(name="o"), model="m"),
-                           turn_usage=Usage(), usage=Usage(), tools_found=dict)
+                           turn_usage=Usage(), usage=Usage(), cost=None, tools_found=dict)
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         line_input = LineInput(app, chat, shown=lambda: shown.append(True))
         assert shown == []
@@ -279,6 +281,16 @@ def test_the_status_line(prompt, app):
         "audit: on")
     line_input.armed = True
     assert line_input.status().endswith(f"audit: on · {LEAVE_HINT}")
+
+
+def test_the_status_line_shows_the_cache_share_and_the_cost(prompt):
+    line_input, keys = prompt
+    line_input.chat.usage = Usage(1000, 234, cache_read_tokens=870, cache_write_tokens=100)
+    line_input.chat.cost = 0.01234
+    assert line_input.status().startswith(
+        "openai · gpt-x · tokens: turn 15 · chat 1,234 · cache 87% · $0.0123\n")
+    line_input.chat.cost = None  # no price known: nothing said
+    assert "$" not in line_input.status()
 
 
 def test_status_words_are_fitted_to_the_width():

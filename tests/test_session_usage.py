@@ -21,6 +21,7 @@ def test_a_bad_token_count_from_the_provider_is_ignored(count, fake_server):
     fake_server.push(json_reply(body))
     answered = invoke("ask", "--provider", "openai", "--no-stream", "--json", "q")
     assert answered.exit_code == 0, answered.stderr
-    assert json.loads(answered.stdout)["usage"] == {"input_tokens": 0, "output_tokens": 3}
+    assert json.loads(answered.stdout)["usage"] == {
+        "input_tokens": 0, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0}
     (line,) = invoke("sessions", "list").stdout.splitlines()
     assert "  1 turn  3 tokens  q" in line

@@ -235,9 +235,12 @@ def test_show_json_matches_what_was_sent_and_received(fake_server, isolated_home
     assert [m["text"] for m in turn["messages"] if m["role"] == "assistant"] == [
         "Looking.", "It said hello."]
     assert (turn["input_tokens"], turn["output_tokens"]) == (20, 30)
+    assert answer["cost"] > 0
     assert answer == {"text": "It said hello.", "session": answer["session"],
                       "provider": "anthropic", "model": answer["model"],
-                      "usage": {"input_tokens": 20, "output_tokens": 30},
+                      "usage": {"input_tokens": 20, "output_tokens": 30,
+                                "cache_read_tokens": 0, "cache_write_tokens": 0},
+                      "cost": answer["cost"],
                       "tool_calls": [{"id": "toolu_1", "name": "bash",
                                       "arguments": {"command": "echo hello"},
                                       "envelope": call["envelope"],

@@ -154,7 +154,8 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
 @image_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON object: the final text, every tool call with its envelope, "
-                   "the token usage, the session id, the provider and the model.")
+                   "the token usage (and the prompt cache's), the cost in US dollars, the "
+                   "session id, the provider and the model.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Only the answer on stdout and errors on stderr: no tool lines, no warnings.")
 @pass_app
@@ -236,8 +237,9 @@ def read_prompt(prompt: str | None) -> str:
 
 def answer_json(reply: AssistantMessage, session: Session) -> dict[str, Any]:
     """What ``ask --json`` prints: the final text, every tool call of the last prompt with
-    its envelope and duration, the tokens it used, the session id (``None`` when not
-    recorded), the provider and the model."""
+    its envelope and duration, the tokens it used (the input including the prompt cache's
+    reads and writes) and their cost in US dollars (``None``: no price known), the session
+    id (``None`` when not recorded), the provider and the model."""
     usage = usage_of(session.exchange)
     calls = [result for message in session.exchange if isinstance(message, ToolResultsMessage)
              for result in message.results]
@@ -245,7 +247,10 @@ def answer_json(reply: AssistantMessage, session: Session) -> dict[str, Any]:
         "text": reply.text,
         "tool_calls": [{"id": r.call.id, "name": r.call.name, "arguments": r.call.arguments,
                         "envelope": dict(r.envelope), "duration": r.duration} for r in calls],
-        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                  "cache_read_tokens": usage.cache_read_tokens,
+                  "cache_write_tokens": usage.cache_write_tokens},
+        "cost": session.turn_cost,
         "session": session.id,
         "provider": session.provider.name,
         "model": session.model,

@@ -78,6 +78,11 @@ class ChatSession:
         return self.session.usage
 
     @property
+    def cost(self) -> float | None:
+        """US dollars this chat cost (``None``: a price was not known)."""
+        return self.session.cost
+
+    @property
     def registry(self) -> Registry | None:
         """The tools, once discovered (``/refresh`` replaces them)."""
         return cast("Registry | None", self.session.registry)

@@ -35,6 +35,10 @@ class ChatView(Protocol):
     def usage(self) -> Usage:
         """Tokens the chat used."""
 
+    @property
+    def cost(self) -> float | None:
+        """US dollars the chat cost (``None``: a price was not known)."""
+
     def tools_found(self) -> Registry | None:
         """The tools, if discovery has ended (never waits)."""
 

@@ -27,6 +27,7 @@ from prompt_toolkit.key_binding import KeyBindings
 
 from ikigai_core.commands.approving import disabled_guards
 from ikigai_core.commands.output import printable
+from ikigai_core.commands.spend import spend_words
 from ikigai_core.errors import IkigaiError
 from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.status import status_words
@@ -201,13 +202,13 @@ class LineInput:
         return keys
 
     def status(self) -> str:
-        """The status line: provider, model, tokens of the last turn and of the chat, then
+        """The status line: provider, model, tokens of the last turn and of the chat, the
+        prompt cache's share and the chat's cost, then
         what plugins add (``ikigai_status``: the approval and sandbox modes...); on more
         lines, broken between words, when the terminal is too narrow for one."""
         agent = self.chat.agent
         words = [agent.provider.name, agent.model,
-                 f"tokens: turn {self.chat.turn_usage.total:,} · "
-                 f"chat {self.chat.usage.total:,}",
+                 *spend_words(self.chat.turn_usage, self.chat.usage, self.chat.cost),
                  *status_words(self.app), *disabled_guards(self.app)]
         if self.armed:
             words.append(LEAVE_HINT)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ikigai_core.providers import Provider, ToolFit
+from ikigai_core.conversation import UsageKeys
+from ikigai_core.providers import Provider, ProviderRequest, ToolFit
 from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
-from ikigai_provider_anthropic import rules
+from ikigai_provider_anthropic import caching, rules
 
 if TYPE_CHECKING:
     from ikigai_core.attachments import Attachment
@@ -36,6 +37,9 @@ class AnthropicSerializer(Provider):
     default_model = "claude-sonnet-4-5"
     api_key_env = ("ANTHROPIC_API_KEY",)
     base_url_env = "ANTHROPIC_BASE_URL"
+    usage_keys = UsageKeys("input_tokens", "output_tokens",
+                           cache_read="cache_read_input_tokens",
+                           cache_write="cache_creation_input_tokens", cache_apart=True)
     models_path = "/v1/models?limit=1000"  # GET {data: [{id, display_name, ...}], has_more}
     known_models = {"claude-opus-4-1": 200_000, "claude-opus-4-0": 200_000,
                     "claude-sonnet-4-5": 200_000, "claude-sonnet-4-0": 200_000,
@@ -82,6 +86,16 @@ class AnthropicSerializer(Provider):
     def takes_images(self, model: str) -> bool:
         """Every Claude model since Claude 3."""
         return not model.startswith(("claude-2", "claude-instant"))
+
+    def http_request(
+        self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str | None,
+        environ: Mapping[str, str],
+    ) -> ProviderRequest:
+        """The request, ``body`` with its prompt-cache breakpoints (:mod:`.caching`), kept
+        as long as ``ANTHROPIC_CACHE_TTL`` says."""
+        return super().http_request(caching.marked(body, caching.cache_ttl(environ)),
+                                    model=model, stream=stream, api_key=api_key,
+                                    environ=environ)
 
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One user message of ``tool_result`` blocks, ``is_error`` on failures; a result

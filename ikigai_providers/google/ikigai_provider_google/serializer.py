@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.conversation import UsageKeys
 from ikigai_core.errors import ProviderError
 from ikigai_core.providers import Provider, ToolFit, token_count
 from ikigai_provider_google import rules
@@ -51,8 +52,9 @@ class GoogleSerializer(Provider):
     auth_header, auth_prefix = "x-goog-api-key", ""
     key_rejected_marker = b"API_KEY_INVALID"
     stream_end = "a finishReason"
-    usage_keys = ("promptTokenCount", "candidatesTokenCount")
     image_types = IMAGE_TYPES
+    usage_keys = UsageKeys("promptTokenCount", "candidatesTokenCount",
+                           cache_read="cachedContentTokenCount")
 
     def read_models(self, body: Any) -> dict[str, int | None]:
         """``{"models": [{"name": "models/NAME", "inputTokenLimit": N,

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ikigai_core.conversation import UsageKeys
 from ikigai_core.errors import ConfigError
 from ikigai_core.providers import Provider
 from ikigai_core.wire import TurnBuilder, stream_error
@@ -84,6 +85,8 @@ def responses_body(body: Mapping[str, Any], *, chain: bool) -> dict[str, Any]:
     out["input"] = [item for message in messages for item in input_items(message)]
     if body.get("tools"):
         out["tools"] = [{"type": "function", **tool["function"]} for tool in body["tools"]]
+    if body.get("prompt_cache_key"):
+        out["prompt_cache_key"] = body["prompt_cache_key"]
     out["store"] = chain
     if not chain:
         out["include"] = [ENCRYPTED_REASONING]
@@ -155,6 +158,8 @@ class ResponsesWire(Provider):
 
     name = "openai"
     stream_end = "response.completed"
+    usage_keys = UsageKeys("input_tokens", "output_tokens",
+                           cache_read="input_tokens_details.cached_tokens")
 
     def new_turn(self) -> ResponseTurn:
         """An empty turn reading ``input_tokens``/``output_tokens``."""

@@ -7,12 +7,14 @@ streamed ``chat.completion.chunk`` objects ending with ``data: [DONE]``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.conversation import UsageKeys
 from ikigai_core.providers import Provider, ProviderRequest, ToolFit
 from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
@@ -45,6 +47,17 @@ TEXT_ONLY_MODELS = ("gpt-3.5", "o1-mini", "o3-mini", "gpt-4-0", "gpt-4-3")
 """Models that read no images (OpenAI's model pages): a prompt with one is refused first."""
 
 
+def cache_key(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The ``prompt_cache_key`` of a conversation: a digest of its system prompt and first
+    user message, so every request of one conversation (also resumed from the session
+    log) is routed to the cache holding its prefix (issue 26 §2; OpenAI's prompt caching
+    guide: requests sharing a key and a prefix of 1024 tokens or more hit the cache)."""
+    start = [next((m for m in messages if m.get("role") == role), None)
+             for role in ("system", "user")]
+    digest = hashlib.sha256(json.dumps(start, sort_keys=True).encode()).hexdigest()
+    return f"ikigai-{digest[:32]}"
+
+
 class OpenAISerializer(Provider):
     """``POST {OPENAI_BASE_URL}/responses`` or ``/chat/completions`` (``OPENAI_WIRE``; by
     default Responses for OpenAI's own API, Chat Completions for any other server) with
@@ -63,7 +76,8 @@ class OpenAISerializer(Provider):
     default_base_url = "https://api.openai.com/v1"
     path = "/chat/completions"
     stream_done, stream_end = "[DONE]", "data: [DONE]"
-    usage_keys = ("prompt_tokens", "completion_tokens")
+    usage_keys = UsageKeys("prompt_tokens", "completion_tokens",
+                           cache_read="prompt_tokens_details.cached_tokens")
     system_role = "system"
     image_types = ("image/png", "image/jpeg", "image/gif", "image/webp")
     responses_path = "/responses"
@@ -104,11 +118,14 @@ class OpenAISerializer(Provider):
         self, conversation: Conversation, tools: Sequence[Tool], *, model: str, stream: bool
     ) -> dict[str, Any]:
         """``model``, ``messages``, ``tools`` (left out when there are none: OpenAI
-        rejects an empty list), and the streaming switches."""
-        body: dict[str, Any] = {"model": model, "messages": self.wire_messages(conversation)}
+        rejects an empty list), the conversation's ``prompt_cache_key``, and the streaming
+        switches."""
+        messages = self.wire_messages(conversation)
+        body: dict[str, Any] = {"model": model, "messages": messages}
         sent = self.declarations(tools)
         if sent:
             body["tools"] = sent
+        body["prompt_cache_key"] = cache_key(messages)
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from ikigai_mcp.sessions import CLOSE_TIMEOUT
 
 from ikigai_core.app import App
-from ikigai_mcp.sessions import CLOSE_TIMEOUT
 from tests.support.procs import wait_gone
 from tests.support.replies import REPLIES
 
