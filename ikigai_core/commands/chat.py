@@ -124,14 +124,16 @@ def _resume(chat: ChatSession, session_id: str) -> None:
 
 @chat_command("/sessions", "/sessions", ("/sessions", "list the recent conversations"))
 def _sessions(chat: ChatSession, argument: str) -> None:
+    from ikigai_core.commands.session_tree import Tree
     from ikigai_core.commands.sessions import summary_line
     from ikigai_core.session import store_of
 
-    found = store_of(chat.app).sessions()
+    tree = Tree(store_of(chat.app).sessions())
+    found = tree.roots()
     if not found:
         click.echo("No conversations recorded yet.")
     for summary in found[:RECENT_SESSIONS]:
-        click.echo(summary_line(summary))
+        click.echo(summary_line(summary, tree))
     if len(found) > RECENT_SESSIONS:
         click.echo(f"… {len(found) - RECENT_SESSIONS} more: `ikigai sessions list` shows all")
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ikigai_core.commands.output import echo_json, printable, warn
+from ikigai_core.commands.session_tree import Tree, tree_json, tree_lines
 from ikigai_core.commands.tools import pass_app
 from ikigai_core.session import store_of
 
@@ -34,26 +35,32 @@ def sessions() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @pass_app
 def list_sessions(app: App, as_json: bool) -> None:
-    """Every conversation, the most recent first: id, time, model, turns, tokens, first prompt
-    (with --json also cache tokens, cost, and a sub-agent's parent, agent and status)."""
+    """Every conversation, the most recent first: id, time, model, turns, tokens (its
+    sub-agents' included), first prompt (with --json every sub-agent's too, with its parent,
+    agent, status, cache tokens, cost, and ``rolled_up``: the totals with its sub-agents)."""
     found = store_of(app).sessions()
+    tree = Tree(found)
     if as_json:
-        echo_json([asdict(s) for s in found])
+        echo_json([{**asdict(s), "rolled_up": tree.rolled_up(s)} for s in found])
         return
-    for s in found:
-        click.echo(summary_line(s))
+    for s in tree.roots():
+        click.echo(summary_line(s, tree))
 
 
-def summary_line(s: SessionSummary) -> str:
+def summary_line(s: SessionSummary, tree: Tree) -> str:
     """One conversation as ``sessions list`` and chat's ``/sessions`` show it: id, time,
-    model, turns, tokens and the start of its first prompt, on one printable line."""
+    model, turns, tokens (its sub-agents' included, and how many there were) and the start
+    of its first prompt, on one printable line."""
     prompt = printable(s.first_prompt or "?", keep_newlines=False)
     if len(prompt) > PROMPT_SHOWN:
         prompt = prompt[: PROMPT_SHOWN - 1] + "…"
-    tokens = s.input_tokens + s.output_tokens
+    rolled = tree.rolled_up(s)
+    tokens = rolled["input_tokens"] + rolled["output_tokens"]
+    agents = rolled["agents"]
+    with_agents = "" if not agents else f" (with {agents} sub-agent{'s' * (agents > 1)})"
     turns = "1 turn" if s.turns == 1 else f"{s.turns} turns"
     return printable(f"{s.id}  {_when(s.updated)}  {s.model or '?'}  {turns}  "
-                     f"{tokens} tokens  {prompt}")
+                     f"{tokens} tokens{with_agents}  {prompt}")
 
 
 def _when(stamp: float | None) -> str:
@@ -101,11 +108,15 @@ def show_session(app: App, session_id: str, form: str) -> None:
     """One conversation: its messages, tool calls and tokens (ID may be the start of an id)."""
     store = store_of(app)
     data = store.show(store.resolve(session_id))
+    tree = Tree(store.sessions())
     if form == "json":
-        echo_json(data)
-    else:
-        form_of = transcript if form == "markdown" else plain_transcript
-        click.echo(printable(form_of(data)), nl=False)
+        echo_json({**data, "agents": tree_json(tree, data["id"])})
+        return
+    form_of = transcript if form == "markdown" else plain_transcript
+    click.echo(printable(form_of(data)), nl=False)
+    lines = tree_lines(tree, data["id"], markdown=form == "markdown")
+    if lines:
+        click.echo(printable("\n".join(["", *lines])))
 
 
 def transcript(data: Mapping[str, Any]) -> str:
