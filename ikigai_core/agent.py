@@ -58,14 +58,17 @@ def build_request(
     model: str,
     stream: bool,
     toolset: Toolset | None = None,
+    reasoning: str | None = None,
 ) -> dict[str, Any]:
     """The body ``provider`` would POST next: the conversation and the tools ``toolset``
-    selects from the registry (default: every tool but the skills' own).
+    selects from the registry (default: every tool but the skills' own), asking for
+    ``reasoning`` when given.
 
     No registry (discovery not run or failed) advertises no tools.
     """
     tools = (toolset or Toolset()).tools(registry or {})
-    return provider.request_body(conversation, tools, model=model, stream=stream)
+    body = provider.request_body(conversation, tools, model=model, stream=stream)
+    return body if reasoning is None else provider.with_reasoning(body, reasoning, model=model)
 
 
 @dataclass
@@ -82,6 +85,9 @@ class Agent:
     :param max_turns: model requests one :meth:`run` may make.
     :param on_request: called before each request to the model (a front end starts a spinner).
     :param on_text: receives the model's text as it arrives (whole per turn without ``stream``).
+    :param on_thinking: receives the model's thinking as it arrives, as ``on_text``.
+    :param reasoning: how hard the model thinks (``low``, ``medium``, ``high``; ``None``:
+        its default).
     :param on_tool_start: called in call order before a turn's tools start.
     :param on_tool_end: called as each tool finishes, with its envelope.
     :param executor: runs the tool calls (default: the app's); a session's asks its asker.
@@ -101,6 +107,8 @@ class Agent:
     max_turns: int = 25
     on_request: Callable[[], None] = lambda: None
     on_text: Callable[[str], None] = lambda text: None
+    on_thinking: Callable[[str], None] = lambda text: None
+    reasoning: str | None = None
     on_tool_start: Callable[[ToolCall], None] = lambda call: None
     on_tool_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, envelope: None
     executor: ToolExecutor | None = None
@@ -169,6 +177,7 @@ class Agent:
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
                 environ=self.app.environ, on_text=self._text if self.stream else None,
+                reasoning=self.reasoning, on_thinking=self.on_thinking,
             )
             turns += 1
             if not self.stream and reply.text:

@@ -31,6 +31,11 @@ class Settings(Record):
     max_turns: int = 25
     max_cost: float | None = None
     """US dollars a session may spend (``None``: no cap); see :mod:`ikigai_core.budget`."""
+    reasoning: str | None = None
+    """How hard the model thinks: ``low``, ``medium``, ``high`` (``None``: the model's own
+    default); see :meth:`~ikigai_core.providers.Provider.with_reasoning`."""
+    show_thinking: bool = True
+    """Whether chat shows the model's thinking, dimmed (``ask`` only with --show-thinking)."""
     sandbox: str = "off"
     sandbox_network: bool = False
     tool_env: Mapping[str, Any] = EMPTY
@@ -81,6 +86,8 @@ ENV_VARS = {
     "model": "IKIGAI_MODEL",
     "max_turns": "IKIGAI_MAX_TURNS",
     "max_cost": "IKIGAI_MAX_COST",
+    "reasoning": "IKIGAI_REASONING",
+    "show_thinking": "IKIGAI_SHOW_THINKING",
     "sandbox": "IKIGAI_SANDBOX",
     "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
     "log": "IKIGAI_LOG",
@@ -100,6 +107,7 @@ NUMBERS = {"max_cost": float}
 """Settings without a default that hold a number, and its type."""
 
 CHOICES = {"sandbox": ("off", "read-only", "workspace-write"),
+           "reasoning": ("low", "medium", "high"),
            "shell": ("sh", "bash", "zsh", "fish", "pwsh")}
 """Settings whose value is one of a few words."""
 

@@ -143,7 +143,9 @@ class AssistantMessage:
 
     ``raw`` keeps the provider's own form of the turn when it must be sent back
     unchanged (Gemini's ``thoughtSignature``); ``stop_reason`` is the provider's word;
-    ``usage`` the tokens the provider says the turn used (``None`` when it said nothing).
+    ``usage`` the tokens the provider says the turn used (``None`` when it said nothing);
+    ``thinking`` the summary of its reasoning the provider showed (never sent back as
+    such, nor recorded: ``raw`` holds what must go back).
     """
 
     text: str = ""
@@ -151,6 +153,7 @@ class AssistantMessage:
     raw: Any = None
     stop_reason: str | None = None
     usage: Usage | None = None
+    thinking: str = ""
 
 
 @dataclass(frozen=True)
@@ -210,5 +213,12 @@ def usage_of(messages: Iterable[Message]) -> Usage:
 @dataclass(frozen=True)
 class TextDelta:
     """A piece of assistant text as it streams in."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's thinking (its reasoning summary) as it streams in."""
 
     text: str

@@ -29,10 +29,18 @@ if TYPE_CHECKING:
     import pluggy
 
     from ikigai_core.attachments import Attachment
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, ToolResult
+    from ikigai_core.conversation import (
+        AssistantMessage,
+        Conversation,
+        TextDelta,
+        ThinkingDelta,
+        ToolResult,
+    )
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
 
+REASONING_EFFORTS = ("low", "medium", "high")
+"""How hard a model may think (``--reasoning``); each provider maps them to its API."""
 STREAM_FRAMINGS = ("sse", "ndjson")
 """How a provider's stream is cut into events: server-sent events or one JSON per line."""
 
@@ -259,6 +267,15 @@ class Provider:
         """The results of one turn's tool calls, as one or more messages."""
         raise NotImplementedError
 
+    def with_reasoning(self, body: dict[str, Any], effort: str, *, model: str
+                       ) -> dict[str, Any]:
+        """``body`` asking ``model`` to think with ``effort`` (``low``, ``medium``, ``high``:
+        :data:`REASONING_EFFORTS`) in the API's own terms, its thinking shown; a model
+        known not to think is a :class:`UsageError` (nothing is sent). By default the
+        provider has no such control: a :class:`UsageError`."""
+        raise UsageError(f"provider '{self.name}' has no reasoning control; "
+                         "leave out --reasoning (or the reasoning setting)")
+
     def http_request(
         self, body: Mapping[str, Any], *, model: str, stream: bool, api_key: str | None,
         environ: Mapping[str, str],
@@ -320,8 +337,9 @@ class Provider:
 
     def parse_stream(
         self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
-        """Read a stream: yield text as it arrives, then the whole assistant turn last.
+    ) -> Iterator[TextDelta | ThinkingDelta | AssistantMessage]:
+        """Read a stream: yield text (and thinking) as it arrives, then the whole assistant
+        turn last.
 
         Each event goes to :meth:`read_event` until one ends the turn; an event holding
         ``error`` is the provider's error; a stream that stops before its end

@@ -42,7 +42,11 @@ Asker = Callable[[str], "str | None"]
 
 
 class SessionEvents(Protocol):
-    """What a front end is told while a session works (every method may do nothing)."""
+    """What a front end is told while a session works (every method may do nothing).
+
+    One may also have ``thinking(piece)``: the model's thinking as it arrives (a whole
+    turn's without streaming), as :class:`NoEvents` has; without it, it is not shown.
+    """
 
     def request(self) -> None:
         """A request to the model starts."""
@@ -67,6 +71,9 @@ class NoEvents:
         """Nothing."""
 
     def text(self, piece: str) -> None:
+        """Nothing."""
+
+    def thinking(self, piece: str) -> None:
         """Nothing."""
 
     def tool_start(self, call: ToolCall) -> None:
@@ -275,7 +282,8 @@ class Session:
             app, provider, model, toolset=toolset or Toolset(skills=app.skills), stream=stream,
             max_turns=max_turns or app.settings.max_turns, on_request=self.events.request,
             on_text=self.events.text, on_tool_start=self.events.tool_start,
-            on_tool_end=self.events.tool_end,
+            on_tool_end=self.events.tool_end, reasoning=app.settings.reasoning,
+            on_thinking=getattr(self.events, "thinking", NoEvents().thinking),
         )
         self.conversation = conversation or Conversation(system=system_prompt(app))
         self.recorder = Recorder(app, command, enabled=app.settings.log if log is None else log)

@@ -22,7 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
-from ikigai_core.conversation import AssistantMessage, TextDelta
+from ikigai_core.conversation import AssistantMessage, TextDelta, ThinkingDelta
 from ikigai_core.errors import KeyRejected, ProviderError, UsageError
 from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
 from ikigai_core.wire import load_object
@@ -175,10 +175,15 @@ def send_turn(
     on_text: Callable[[str], None] | None = None,
     max_retries: int = 3,
     timeout: httpx.Timeout | float | None = None,
+    reasoning: str | None = None,
+    on_thinking: Callable[[str], None] | None = None,
 ) -> AssistantMessage:
     """Ask the model for its next turn and return it.
 
-    With ``stream``, ``on_text`` receives the text as it arrives. 429, 529, 5xx and
+    With ``stream``, ``on_text`` receives the text as it arrives, ``on_thinking`` the
+    model's thinking (whole, once the turn is read, without ``stream``). ``reasoning``
+    (``low``, ``medium``, ``high``) asks for that much thinking
+    (:meth:`~ikigai_core.providers.Provider.with_reasoning`). 429, 529, 5xx and
     connections that fail before any response are retried up to ``max_retries`` times.
     ``timeout`` defaults to :func:`http_timeout`. Every failure is a :class:`ProviderError`
     whose one-line message never holds the API key.
@@ -191,11 +196,13 @@ def send_turn(
     limits = http_timeout(environ) if timeout is None else httpx.Timeout(timeout)
     try:
         body = provider.request_body(conversation, tools, model=model, stream=stream)
+        if reasoning is not None:
+            body = provider.with_reasoning(body, reasoning, model=model)
         request = provider.http_request(
             body, model=model, stream=stream, api_key=key or None, environ=environ
         )
         exchange = _Exchange(provider, request, model, limits, key_env, tools)
-        return exchange.run(stream, on_text, max_retries)
+        return exchange.run(stream, on_text, max_retries, on_thinking)
     except ProviderError as exc:
         message = redact(str(exc), key)
         if message != str(exc):
@@ -220,7 +227,8 @@ class _Exchange:
         self.origin = f"{parts.scheme}://{parts.netloc}" if parts.netloc else request.url
 
     def run(
-        self, stream: bool, on_text: Callable[[str], None] | None, max_retries: int
+        self, stream: bool, on_text: Callable[[str], None] | None, max_retries: int,
+        on_thinking: Callable[[str], None] | None = None,
     ) -> AssistantMessage:
         """POST until a success, a final error or the last retry."""
         import httpx
@@ -234,7 +242,7 @@ class _Exchange:
                     json=self.request.body, timeout=self.limits,
                 ) as response:
                     if response.is_success:
-                        return self._read(response, stream, on_text)
+                        return self._read(response, stream, on_text, on_thinking)
                     content = response.read()
                     if attempt >= max_retries or not is_retryable(response.status_code):
                         status = response.status_code
@@ -260,7 +268,8 @@ class _Exchange:
             time.sleep(wait)
 
     def _read(
-        self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None
+        self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None,
+        on_thinking: Callable[[str], None] | None,
     ) -> AssistantMessage:
         """Parse the body; ``on_text`` runs outside the error mapping (its errors are its own)."""
         name = self.provider.name
@@ -268,6 +277,8 @@ class _Exchange:
             with self._reading():
                 message = self.provider.parse_response(
                     load_object(name, response.read(), "response"))
+            if on_thinking is not None and message.thinking:
+                on_thinking(message.thinking)
             if stream and on_text is not None and message.text:
                 on_text(message.text)
             return message
@@ -281,9 +292,12 @@ class _Exchange:
                 raise ProviderError(
                     f"Provider '{name}' ended the stream without a complete response"
                 )
-            if not isinstance(item, TextDelta):
+            if isinstance(item, ThinkingDelta):
+                if on_thinking is not None:
+                    on_thinking(item.text)
+            elif not isinstance(item, TextDelta):
                 return item
-            if on_text is not None:
+            elif on_text is not None:
                 on_text(item.text)
 
     @contextmanager

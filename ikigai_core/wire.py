@@ -11,7 +11,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ikigai_core.conversation import AssistantMessage, TextDelta, ToolCall, UsageKeys
+from ikigai_core.conversation import (
+    AssistantMessage,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    UsageKeys,
+)
 from ikigai_core.errors import ProviderError
 from ikigai_core.strictjson import loads
 
@@ -171,7 +177,8 @@ class TurnBuilder:
         self.stop_reason: str | None = None
         self.usage: dict[str, Any] = {}
         self._text: list[str] = []
-        self._unsent = 0
+        self._thinking: list[str] = []
+        self._unsent: list[TextDelta | ThinkingDelta] = []
         self._calls: dict[int, _CallPieces] = {}
 
     @property
@@ -184,16 +191,27 @@ class TurnBuilder:
         """How many calls the turn has so far: the index of the next whole call."""
         return len(self._calls)
 
+    @property
+    def thinking(self) -> str:
+        """The turn's thinking (reasoning summary) so far."""
+        return "".join(self._thinking)
+
     def add_text(self, text: str | None) -> None:
         """Append visible text (nothing when empty or ``None``)."""
         if text:
             self._text.append(text)
+            self._unsent.append(TextDelta(text))
 
-    def deltas(self) -> Iterator[TextDelta]:
-        """The text added since the last call, one delta a piece."""
-        while self._unsent < len(self._text):
-            self._unsent += 1
-            yield TextDelta(self._text[self._unsent - 1])
+    def add_thinking(self, text: str | None) -> None:
+        """Append the model's thinking, as the provider shows it (nothing when empty)."""
+        if text:
+            self._thinking.append(text)
+            self._unsent.append(ThinkingDelta(text))
+
+    def deltas(self) -> Iterator[TextDelta | ThinkingDelta]:
+        """The text and thinking added since the last call, in order, one delta a piece."""
+        unsent, self._unsent = self._unsent, []
+        yield from unsent
 
     def add_call(self, index: int, call_id: str | None = None, name: str | None = None,
                  arguments: Any = "") -> None:
@@ -238,7 +256,8 @@ class TurnBuilder:
         it came)."""
         return AssistantMessage(text=self.text, tool_calls=self.tool_calls(), raw=raw,
                                 stop_reason=self.stop_reason,
-                                usage=self.usage_keys.read(self.usage))
+                                usage=self.usage_keys.read(self.usage),
+                                thinking=self.thinking)
 
     def _ordered(self) -> list[tuple[int, _CallPieces]]:
         return sorted(self._calls.items())

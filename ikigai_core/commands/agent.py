@@ -56,6 +56,10 @@ _model_options = _options(
     click.option("--tools", metavar="A,B", help="Send only these tools (default: "
                  "enabled_tools/disabled_tools in config.json, else every tool)."),
     click.option("--no-tools", is_flag=True, help="Send no tools."),
+    click.option("--reasoning", type=click.Choice(["low", "medium", "high"]),
+                 help="How hard the model thinks (default: IKIGAI_REASONING, config.json, "
+                 "else the model's own): OpenAI's reasoning effort, Anthropic's thinking "
+                 "budget, Gemini's thinking level or budget."),
 )
 agent_options = _options(
     _model_options,
@@ -132,16 +136,17 @@ def _read_system(value: str) -> str:
 @pass_app
 def request(app: App, prompt: str, provider: str | None, model: str | None,
             stream: bool, system: str | None, skills: tuple[str, ...], tools: str | None,
-            no_tools: bool) -> None:
+            no_tools: bool, reasoning: str | None) -> None:
     """Print the request body ikigai would send for PROMPT: the system prompt and the
     chosen tools (no network, no key)."""
+    use_reasoning(app, reasoning)
     chosen = choose_provider(app, provider)
     conversation, toolset = start_conversation(app, system, skills, tools, no_tools)
     conversation.add(UserMessage(prompt))
     registry = _discovered(app, chosen)
     toolset.verify(registry)
     body = build_request(chosen, conversation, registry, model=choose_model(app, chosen, model),
-                         stream=stream, toolset=toolset)
+                         stream=stream, toolset=toolset, reasoning=app.settings.reasoning)
     echo_json(body)
 
 
@@ -158,12 +163,15 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
                    "session id, the provider and the model.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Only the answer on stdout and errors on stderr: no tool lines, no warnings.")
+@click.option("--show-thinking", is_flag=True,
+              help="Show the model's thinking, dimmed, on stderr (chat shows it unless "
+                   "show_thinking is false).")
 @pass_app
 def ask(app: App, prompt: str | None, provider: str | None, model: str | None, stream: bool,
         system: str | None, skills: tuple[str, ...], tools: str | None, no_tools: bool,
-        max_turns: int | None, max_cost: float | None, no_log: bool, plain: bool,
-        resume_last: bool, resume: str | None, images: tuple[str, ...], as_json: bool,
-        quiet: bool, yes: bool,
+        reasoning: str | None, max_turns: int | None, max_cost: float | None, no_log: bool,
+        plain: bool, resume_last: bool, resume: str | None, images: tuple[str, ...],
+        as_json: bool, quiet: bool, show_thinking: bool, yes: bool,
         allow: tuple[str, ...]) -> None:
     """Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr.
 
@@ -179,8 +187,10 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     if not prompt.strip():
         raise UsageError("the prompt is empty; say what to ask, e.g. ikigai ask 'list the files'")
     attached = read_images(images)
+    use_reasoning(app, reasoning)
     front = (QuietFrontEnd(app) if as_json
              else front_end(app, plain=plain or quiet, interactive=False))
+    front.show_thinking = show_thinking and not as_json
     session = cli_session(app, front, "ask", provider=provider, model=model, stream=stream,
                           max_turns=max_turns, max_cost=max_cost, no_log=no_log,
                           system=system, skills=skills,
@@ -214,6 +224,12 @@ def cli_session(app: App, front: FrontEnd, command: str, *, provider: str | None
                    toolset=toolset, events=front, stream=stream, max_turns=max_turns,
                    command=command, log=app.settings.log and not no_log,
                    budget=Budget(cost=max_cost or app.settings.max_cost))
+
+
+def use_reasoning(app: App, reasoning: str | None) -> None:
+    """``--reasoning`` given wins over the setting."""
+    if reasoning is not None:
+        app.settings = app.settings.replace(reasoning=reasoning)
 
 
 def read_images(names: tuple[str, ...]) -> list[Attachment]:

@@ -21,6 +21,7 @@ from ikigai_core.commands.agent import (
     image_option,
     read_images,
     resume_option,
+    use_reasoning,
 )
 from ikigai_core.commands.approving import APPROVALS, grants, guard_line
 from ikigai_core.commands.chat_session import ChatSession, wait_for_tools
@@ -175,7 +176,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
          max_turns: int | None, max_cost: float | None, no_log: bool, plain: bool,
          resume_last: bool, resume: str | None, images: tuple[str, ...], yes: bool,
          allow: tuple[str, ...], system: str | None, skills: tuple[str, ...],
-         tools: str | None, no_tools: bool) -> None:
+         tools: str | None, no_tools: bool, reasoning: str | None) -> None:
     """Talk with the model; /help lists the commands. Reads one message per line from a pipe.
 
     @path in a message attaches that file: its text, or an image the model reads.
@@ -185,6 +186,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     from ikigai_core.defaults.approvals import granted
 
     attached = read_images(images)
+    use_reasoning(app, reasoning)
     run_grants = grants(yes, allow)
     front = front_end(app, plain=plain, interactive=True)
     session = ChatSession(cli_session(

@@ -47,6 +47,12 @@ class FrontEnd(SessionEvents, Protocol):
     """What ``ask`` and ``chat`` show (the session's events), and where ``chat`` reads its
     lines."""
 
+    show_thinking: bool
+    """Whether the model's thinking is shown (dimmed) or dropped."""
+
+    def thinking(self, piece: str) -> None:
+        """A piece of the model's thinking arrived: shown if :attr:`show_thinking`."""
+
     def end_line(self) -> None:
         """Finish what the model wrote so far (a line of its own for what comes next)."""
 

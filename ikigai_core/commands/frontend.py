@@ -48,11 +48,15 @@ def is_plain(app: App, plain: bool) -> bool:
 def front_end(app: App, *, plain: bool, interactive: bool) -> FrontEnd:
     """The front end for this invocation; ``interactive`` when it reads a chat's lines
     (then rendering also needs stdin on the terminal: a chat fed from a pipe is plain)."""
+    front: FrontEnd
     if is_plain(app, plain) or (interactive and not sys.stdin.isatty()):
-        return PlainFrontEnd(app)
-    from ikigai_core.commands.screen import Screen
+        front = PlainFrontEnd(app)
+    else:
+        from ikigai_core.commands.screen import Screen
 
-    return Screen(app)
+        front = Screen(app)
+    front.show_thinking = interactive and app.settings.show_thinking
+    return front
 
 
 class PlainFrontEnd:
@@ -63,14 +67,34 @@ class PlainFrontEnd:
         self.app = app
         self.last = ""
         self.interactive = sys.stdin.isatty()
+        self.show_thinking = False
+        self.thinking_shown = False  # a thinking line is open on stderr
 
     def text(self, piece: str) -> None:
         """Print a piece of the model's text."""
+        self._end_thinking()
         click.echo(printable(piece, prose=True), nl=False)
         self.last = piece[-1:] or self.last
 
+    def thinking(self, piece: str) -> None:
+        """With :attr:`show_thinking`: the model's thinking, dimmed, on stderr after
+        ``thinking:``."""
+        if not self.show_thinking:
+            return
+        if not self.thinking_shown:
+            self.end_line()
+            click.echo(click.style("thinking: ", dim=True), nl=False, err=True)
+            self.thinking_shown = True
+        click.echo(click.style(printable(piece, prose=True), dim=True), nl=False, err=True)
+
+    def _end_thinking(self) -> None:
+        if self.thinking_shown:
+            click.echo(err=True)
+            self.thinking_shown = False
+
     def end_line(self) -> None:
         """End the model's line, if text is waiting on one."""
+        self._end_thinking()
         if self.last not in ("", "\n"):
             click.echo()
         self.last = ""

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from ikigai_core.lifecycle import CallRecord
 
 PREVIEW_LINES = 4
+THINKING_LINES = 6
+"""Lines of the model's thinking shown live (the last ones) while it thinks."""
 """Lines of a tool's result shown under its line."""
 DIFF_LINES = 40
 """Lines of a file edit's diff shown."""
@@ -201,6 +203,9 @@ class Screen:
         self._console = console
         self.asking = threading.Lock()
         self.pending = ""
+        self.show_thinking = False
+        self.thought = ""
+        """The thinking shown live (dimmed) until the model's text or a tool starts."""
         self.spaced = True  # whether the next markdown block needs no blank line above it
         self.waiting_since: float | None = None
         self.running: dict[int, _Running] = {}
@@ -223,13 +228,29 @@ class Screen:
 
     def text(self, piece: str) -> None:
         """Render each markdown block once it is complete; the rest shows live."""
+        self._end_thinking()
         self.waiting_since = None
         done, self.pending = split_blocks(self.pending + printable(piece, prose=True))
         if done.strip():
             self._markdown(done)
 
+    def thinking(self, piece: str) -> None:
+        """With :attr:`show_thinking`: the model's thinking, dimmed, live as it comes."""
+        if self.show_thinking:
+            self.thought += printable(piece, prose=True)
+
+    def _end_thinking(self) -> None:
+        """Print the thinking shown live, dimmed, above what follows it."""
+        from rich.text import Text
+
+        if self.thought.strip():
+            self.console.print(Text(self.thought.strip(), style="dim italic"))
+            self.spaced = False
+        self.thought = ""
+
     def end_line(self) -> None:
         """Render what is left of the model's text."""
+        self._end_thinking()
         if self.pending.strip():
             self._markdown(self.pending)
         self.pending = ""
@@ -273,6 +294,10 @@ class Screen:
         from rich.text import Text
 
         parts: list[RenderableType] = []
+        thought = self.thought.strip()
+        if thought:
+            parts.append(Text("\n".join(thought.splitlines()[-THINKING_LINES:]),
+                              style="dim italic"))
         pending = self.pending
         if pending.strip():
             from rich.markdown import Markdown

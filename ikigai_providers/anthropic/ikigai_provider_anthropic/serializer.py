@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import UsageKeys
+from ikigai_core.errors import UsageError
 from ikigai_core.providers import Provider, ProviderRequest, ToolFit
 from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
@@ -25,6 +26,12 @@ if TYPE_CHECKING:
 
 MAX_TOKENS = 8192
 """``max_tokens`` is required by the Messages API."""
+THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384}
+"""``thinking.budget_tokens`` per ``--reasoning`` effort: at least the API's 1,024, and with
+:data:`MAX_TOKENS` for the answer under every model's output limit (Opus 4: 32,000)."""
+NOT_THINKING_MODELS = ("claude-3-5", "claude-3-haiku", "claude-3-opus", "claude-3-sonnet",
+                       "claude-2", "claude-instant")
+"""Models without extended thinking (it came with Claude 3.7 Sonnet)."""
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 """The image types a ``tool_result`` may hold (the vision guide's list)."""
 
@@ -76,6 +83,19 @@ class AnthropicSerializer(Provider):
         if stream:
             body["stream"] = True
         return body
+
+    def with_reasoning(self, body: dict[str, Any], effort: str, *, model: str
+                       ) -> dict[str, Any]:
+        """``thinking: {type: enabled, budget_tokens}`` (:data:`THINKING_BUDGETS`), and
+        ``max_tokens`` raised to hold the budget and the answer (the API wants it greater
+        than the budget; no ``temperature`` is sent, which thinking forbids)."""
+        if model.startswith(NOT_THINKING_MODELS):
+            raise UsageError(f"model '{model}' of provider 'anthropic' has no extended "
+                             "thinking; leave out --reasoning, or choose a model that has "
+                             "(claude-sonnet-4-5, claude-opus-4-1)")
+        budget = THINKING_BUDGETS[effort]
+        return {**body, "max_tokens": budget + MAX_TOKENS,
+                "thinking": {"type": "enabled", "budget_tokens": budget}}
 
     def user_entry(self, text: str, images: Sequence[Attachment] = ()) -> dict[str, Any]:
         """A ``text`` block, after an ``image`` block (base64) per image (the vision
@@ -166,6 +186,8 @@ def _start_block(turn: TurnBuilder, index: int, block: Mapping[str, Any], given:
     turn.parts[index] = dict(block)
     if block.get("type") == "text":
         turn.add_text(block.get("text"))
+    elif block.get("type") == "thinking":
+        turn.add_thinking(block.get("thinking"))
     elif block.get("type") == "tool_use":
         turn.add_call(index, block["id"], block["name"], given)
 
@@ -180,5 +202,6 @@ def _apply_delta(turn: TurnBuilder, index: int, delta: Mapping[str, Any]) -> Non
         turn.add_call(index, arguments=delta["partial_json"])
     elif kind == "thinking_delta":
         block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        turn.add_thinking(delta["thinking"])
     elif kind == "signature_delta":
         block["signature"] = delta["signature"]

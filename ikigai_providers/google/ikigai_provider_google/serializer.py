@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import UsageKeys
-from ikigai_core.errors import ProviderError
+from ikigai_core.errors import ProviderError, UsageError
 from ikigai_core.providers import Provider, ToolFit, token_count
 from ikigai_provider_google import rules
 from ikigai_provider_google.schema import Unfit, gemini_parameters, json_parameters
@@ -28,6 +28,10 @@ SYNTHETIC_ID = "gemini-call-"
 """Prefix of the ids ikigai makes up for calls Gemini sent without one (never sent back)."""
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
 """The image types a ``functionResponse`` may hold (multimodal function responses)."""
+THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+"""Gemini 2.5's ``thinkingBudget`` per ``--reasoning`` effort (24,576: Flash's most)."""
+NOT_THINKING_MODELS = ("gemini-1", "gemini-2.0")
+"""Models that do not think (thinking came with Gemini 2.5)."""
 TEXT_ONLY_RESULTS = ("gemini-1", "gemini-2")
 """Models older than Gemini 3, which take no media in a ``functionResponse``: they get the
 envelope's text alone."""
@@ -100,6 +104,24 @@ class GoogleSerializer(Provider):
             body["tools"] = [{"functionDeclarations": sent}]
         return body
 
+    def with_reasoning(self, body: dict[str, Any], effort: str, *, model: str
+                       ) -> dict[str, Any]:
+        """``generationConfig.thinkingConfig`` with ``includeThoughts``: Gemini 2.5 takes a
+        ``thinkingBudget`` (:data:`THINKING_BUDGETS`), later models a ``thinkingLevel``
+        (the API refuses both at once; Pro models have no ``medium``: they get ``high``)."""
+        name = model.removeprefix(self.model_prefix)
+        if name.startswith(NOT_THINKING_MODELS):
+            raise UsageError(f"model '{model}' of provider 'google' does not think; leave "
+                             "out --reasoning, or choose a model that does (gemini-2.5-flash)")
+        config: dict[str, Any] = {"includeThoughts": True}
+        if name.startswith("gemini-2"):
+            config["thinkingBudget"] = THINKING_BUDGETS[effort]
+        else:
+            config["thinkingLevel"] = ("high" if effort == "medium" and "flash" not in name
+                                       else effort)
+        generation = {**body.get("generationConfig", {}), "thinkingConfig": config}
+        return {**body, "generationConfig": generation}
+
     def user_entry(self, text: str, images: Sequence[Attachment] = ()) -> dict[str, Any]:
         """A ``text`` part, after an ``inlineData`` part per image."""
         return {"role": "user", "parts": [*map(_inline_data, images), {"text": text}]}
@@ -138,7 +160,9 @@ class GoogleSerializer(Provider):
         candidate = data["candidates"][0]
         for part in (candidate.get("content") or {}).get("parts") or ():
             turn.parts[len(turn.parts)] = dict(part)
-            if not part.get("thought"):
+            if part.get("thought"):
+                turn.add_thinking(part.get("text"))
+            else:
                 turn.add_text(part.get("text"))
             if "functionCall" in part:
                 _add_call(turn, part["functionCall"])

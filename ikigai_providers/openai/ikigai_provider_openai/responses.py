@@ -87,6 +87,8 @@ def responses_body(body: Mapping[str, Any], *, chain: bool) -> dict[str, Any]:
         out["tools"] = [{"type": "function", **tool["function"]} for tool in body["tools"]]
     if body.get("prompt_cache_key"):
         out["prompt_cache_key"] = body["prompt_cache_key"]
+    if body.get("reasoning_effort"):
+        out["reasoning"] = {"effort": body["reasoning_effort"], "summary": "auto"}
     out["store"] = chain
     if not chain:
         out["include"] = [ENCRYPTED_REASONING]
@@ -172,6 +174,8 @@ class ResponsesWire(Provider):
         index = data.get("output_index", 0)
         if kind == "response.output_text.delta":
             turn.add_text(data.get("delta"))
+        elif kind == "response.reasoning_summary_text.delta":
+            turn.add_thinking(data.get("delta"))
         elif kind == "response.output_item.added" and data["item"].get("type") == "function_call":
             item = data["item"]
             turn.add_call(index, item.get("call_id"), item.get("name"), item.get("arguments", ""))
@@ -213,6 +217,9 @@ class ResponsesWire(Provider):
             elif item.get("type") == "function_call":
                 turn.add_call(index, item.get("call_id"), item.get("name"),
                               item.get("arguments") or "")
+            elif item.get("type") == "reasoning":
+                for part in item.get("summary") or ():
+                    turn.add_thinking(part.get("text"))
             turn.parts[index] = dict(item)
 
     def _finish(self, response: Mapping[str, Any], turn: TurnBuilder) -> None:

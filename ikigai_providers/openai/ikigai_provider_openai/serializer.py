@@ -15,6 +15,7 @@ from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import UsageKeys
+from ikigai_core.errors import UsageError
 from ikigai_core.providers import Provider, ProviderRequest, ToolFit
 from ikigai_core.schema_tools import draft_2020_12
 from ikigai_core.schema_top import one_object
@@ -37,12 +38,21 @@ from ikigai_provider_openai.strict import (
 )
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import AssistantMessage, Conversation, TextDelta, ToolResult
+    from ikigai_core.conversation import (
+        AssistantMessage,
+        Conversation,
+        TextDelta,
+        ThinkingDelta,
+        ToolResult,
+    )
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.tools import Tool
     from ikigai_core.wire import TurnBuilder
 
 
+NOT_REASONING_MODELS = ("gpt-3.5", "gpt-4")
+"""Models that take no reasoning effort (``gpt-4o``, ``gpt-4.1``...): ``--reasoning`` with one
+is refused before anything is sent."""
 TEXT_ONLY_MODELS = ("gpt-3.5", "o1-mini", "o3-mini", "gpt-4-0", "gpt-4-3")
 """Models that read no images (OpenAI's model pages): a prompt with one is refused first."""
 
@@ -110,6 +120,16 @@ class OpenAISerializer(Provider):
         """Every model but the few known to read text only (:data:`TEXT_ONLY_MODELS`)."""
         return not model.startswith(TEXT_ONLY_MODELS)
 
+    def with_reasoning(self, body: dict[str, Any], effort: str, *, model: str
+                       ) -> dict[str, Any]:
+        """``reasoning_effort`` (Chat Completions; the Responses wire makes it
+        ``reasoning: {effort, summary: "auto"}``); a model known not to reason is refused."""
+        if model.startswith(NOT_REASONING_MODELS):
+            raise UsageError(f"model '{model}' of provider 'openai' takes no reasoning "
+                             "effort; leave out --reasoning, or choose a reasoning model "
+                             "(gpt-5, o3, o4-mini)")
+        return {**body, "reasoning_effort": effort}
+
     def prepare_arguments(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Drop the nulls strict mode made the model send for optional properties."""
         return drop_nulls(one_object(tool.parameters)[0], arguments)
@@ -166,6 +186,7 @@ class OpenAISerializer(Provider):
         choice = body["choices"][0]
         message = choice["message"]
         turn = self.new_turn()
+        turn.add_thinking(message.get("reasoning_content"))
         turn.add_text(message.get("content") or message.get("refusal"))
         for index, call in enumerate(message.get("tool_calls") or ()):
             function = call["function"]
@@ -176,7 +197,7 @@ class OpenAISerializer(Provider):
 
     def parse_stream(
         self, events: Iterable[ServerSentEvent]
-    ) -> Iterator[TextDelta | AssistantMessage]:
+    ) -> Iterator[TextDelta | ThinkingDelta | AssistantMessage]:
         """Chat Completions chunks, or typed Responses events (told by the first event's
         ``type``), read by :attr:`responses`."""
         events = iter(events)
@@ -192,6 +213,7 @@ class OpenAISerializer(Provider):
         turn.add_usage(data.get("usage"))
         for choice in data.get("choices") or ():
             delta = choice.get("delta") or {}
+            turn.add_thinking(delta.get("reasoning_content"))  # servers that show it
             turn.add_text(delta.get("content"))
             for piece in delta.get("tool_calls") or ():
                 function = piece.get("function") or {}
