@@ -59,7 +59,11 @@ def test_each_provider_gets_the_image_in_its_own_wire_form(fake_server, tmp_path
         session = _session(fake_server, tmp_path, provider)
         assert session.send("what is this?", [shot]).text == "A chart."
         body = fake_server.requests[-1].json
-        assert (body.get("messages") or body.get("contents"))[-1] == message, provider
+        sent = (body.get("messages") or body.get("contents"))[-1]
+        if isinstance(sent.get("content"), list):  # the prompt cache's breakpoint aside
+            sent["content"] = [{k: v for k, v in part.items() if k != "cache_control"}
+                               for part in sent["content"]]
+        assert sent == message, provider
 
 
 def test_the_responses_wire_gets_an_input_image(fake_server, tmp_path, shot):
