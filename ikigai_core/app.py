@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ikigai_core.lifecycle import CallContext, ProcessSpec
     from ikigai_core.registry import Registry
     from ikigai_core.skills import SkillIndex
+    from ikigai_core.tools import ToolSource
 
 
 class App:
@@ -45,6 +46,9 @@ class App:
         self.environ = dict(os.environ if environ is None else environ)
         self.notices = Notices() if notices is None else notices
         self._ask_user: Callable[[str], str | None] | None = None
+        self.served_sources: list[ToolSource] = []
+        """Tool sources discovered only while something serves them (the agents API's
+        ``agent_*`` tools)."""
         self.stored_keys: dict[str, str] = {}
         """Where each provider's key that ``ikigai keys`` stored, now in :attr:`environ`,
         came from (``keyring`` or ``keys.json``): a rejected one is named as such."""
@@ -134,7 +138,7 @@ class App:
 
         return dict(home=self.home, cwd=self.cwd, settings=self.settings, refresh=refresh,
                     notices=self.notices, prepare_process=self.prepare_process,
-                    extra_sources=skill_tool_sources(self.skills))
+                    extra_sources=[*skill_tool_sources(self.skills), *self.served_sources])
 
     @property
     def context(self) -> CallContext:
@@ -161,10 +165,10 @@ class App:
 
         from ikigai_core.execution import ToolExecutor
 
+        notices = self.notices if notices is None else notices  # an empty one is falsy
         context = replace(self.context, ask_user=ask, environ={**self.environ, **(environ or {})},
-                          notices=notices or self.notices)
-        return ToolExecutor(self.pm, context, context.notices or self.notices,
-                            process_hook=self._process_hook)
+                          notices=notices)
+        return ToolExecutor(self.pm, context, notices, process_hook=self._process_hook)
 
     @cached_property
     def _process_hook(self) -> Notifier:

@@ -431,6 +431,10 @@ class Session:
             if len(self.conversation.messages) > mark:
                 self._answered(mark, prompt, cost)
             raise
+        except KeyboardInterrupt:  # Ctrl-C stops what the prompt started, as cancel does
+            for hook in list(self.on_cancel):
+                hook()
+            raise
         finally:  # the agent discovers again when a plugin's tools change
             self.registry = self.agent.registry
         self._answered(mark, prompt, cost)

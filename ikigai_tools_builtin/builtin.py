@@ -18,6 +18,9 @@ BUILTIN_SCRIPTS = (
     "glob-tool",
     "grep-tool",
 )
+AGENT_SCRIPTS = ("agent-fork-tool", "agent-kill-tool", "agent-list-tool", "agent-send-tool",
+                 "agent-wait-tool")
+"""The sub-agent tools: sent only while the agents API is served (:func:`agent_tools`)."""
 SYSTEM_PRECEDENCE = 0
 
 
@@ -63,3 +66,11 @@ def ikigai_tool_sources() -> list[DirectorySource]:
         DirectorySource(Path(sys.prefix) / "libexec" / "ikigai", name="system",
                         precedence=SYSTEM_PRECEDENCE),
     ]
+
+
+def agent_tools() -> DirectorySource:
+    """The installed ``agent_*`` tools (source ``agents``), which a conversation serving the
+    agents API adds to its discovery (issue 25)."""
+    dirs = scripts_dirs()
+    found = next((d for d in dirs if (d / AGENT_SCRIPTS[0]).exists()), dirs[0])
+    return DirectorySource(found, name="agents", precedence=SYSTEM_PRECEDENCE, only=AGENT_SCRIPTS)

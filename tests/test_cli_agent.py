@@ -66,6 +66,14 @@ def registry_names() -> list[str]:
     return names
 
 
+def served_names() -> list[str]:
+    """What ``ask`` sends: every tool discovered here and the ``agent_*`` tools of the agents
+    API it serves (issue 25)."""
+    from ikigai_tools_builtin.agent_tools import SCHEMAS
+
+    return sorted([*registry_names(), *SCHEMAS])
+
+
 def invoke(*args: str, input: str | None = None) -> Any:
     """The CLI in-process; ``stdout`` and ``stderr`` apart."""
     return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
@@ -142,7 +150,7 @@ def test_ask_runs_the_tool_the_model_calls_and_sends_the_envelope_back(
     assert "ikigai: ← file_read ok" in result.stderr
     assert SECRET not in result.output
     first, second = fake_server.requests
-    assert advertised(provider, first.json) == registry_names()
+    assert advertised(provider, first.json) == served_names()
     assert prompts(provider, first) == ["What does notes.txt say?"]
     assert sent_results(provider, second.json) == [
         ("call_1", {"tool_success": True, "result": {"output": "the answer is 42\n"}})]

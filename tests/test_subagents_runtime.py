@@ -30,6 +30,16 @@ def model():
         m.close()
 
 
+def slowly(text: str, seconds: float):
+    """A turn answering ``text`` after ``seconds`` (the server waits, not its lock)."""
+    from dataclasses import replace
+
+    from pytest_ikigai.replies import REPLIES
+
+    return lambda request: replace(REPLIES["openai"].reply(
+        text, stream=request.json.get("stream") is True), wait=seconds)
+
+
 def _root(model: AgentModel, tmp_path, *, ask=None, **options) -> Supervisor:
     import os
 
@@ -54,16 +64,8 @@ def test_three_children_run_at_once_and_wait_returns_their_answers(model, tmp_pa
 
 
 def test_the_running_cap_queues_further_forks_in_order(model, tmp_path):
-    release: list[float] = []
-
-    def slow(request):
-        from pytest_ikigai.replies import REPLIES
-
-        time.sleep(0.4)
-        release.append(time.monotonic())
-        return REPLIES["openai"].reply("slow done")
-
-    m = model({"slow 0": [slow], "slow 1": [slow], "quick": ["quick done"]})
+    m = model({"slow 0": [slowly("slow done", 0.5)], "slow 1": [slowly("slow done", 0.5)],
+               "quick": ["quick done"]})
     sup = _root(m, tmp_path, max_running=2)
     first = [sup.fork("slow 0"), sup.fork("slow 1")]
     queued = sup.fork("quick")
@@ -71,7 +73,8 @@ def test_the_running_cap_queues_further_forks_in_order(model, tmp_path):
     assert {i.id: i.status for i in sup.list()}[queued] == "queued"
     [result] = sup.wait([queued], TIMEOUT)
     assert result.status == "done"
-    assert m.seen["quick"] >= min(release)  # it started only once a slot was free
+    first_slow = min(m.seen["slow 0"], m.seen["slow 1"])
+    assert m.seen["quick"] - first_slow >= 0.45  # it started only once a slot was free
     assert all(r.status == "done" for r in sup.wait(first, TIMEOUT))
     sup.close()
 
@@ -164,13 +167,7 @@ def test_send_gives_a_done_child_its_next_prompt_with_its_history(model, tmp_pat
 
 
 def test_wait_any_returns_when_one_is_done_and_a_timeout_says_running(model, tmp_path):
-    def never(request):
-        from pytest_ikigai.replies import REPLIES
-
-        time.sleep(3)
-        return REPLIES["openai"].reply("late")
-
-    m = model({"fast": ["fast done"], "slow": [never]})
+    m = model({"fast": ["fast done"], "slow": [slowly("late", 3)]})
     sup = _root(m, tmp_path)
     fast, slow = sup.fork("fast"), sup.fork("slow")
     results = {r.id: r.status for r in sup.wait([fast, slow], TIMEOUT, mode="any")}
@@ -217,13 +214,7 @@ def test_history_all_gives_the_child_the_answered_exchanges(model, tmp_path):
 
 
 def test_cancelling_the_root_stops_the_children_of_its_turn(model, tmp_path):
-    def stall(request):
-        from pytest_ikigai.replies import REPLIES
-
-        time.sleep(2)
-        return REPLIES["openai"].reply("late")
-
-    m = model({"kid": [stall]})
+    m = model({"kid": [slowly("late", 2)]})
     sup = _root(m, tmp_path)
     kid = sup.fork("kid")
     sup.root.live.cancel()

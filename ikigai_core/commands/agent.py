@@ -180,6 +180,7 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     --allow covers it.
     """
     from ikigai_core.defaults.approvals import granted
+    from ikigai_core.orchestration import serving
 
     if quiet:
         be_quiet()
@@ -196,9 +197,9 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
                           system=system, skills=skills,
                           tools=tools, no_tools=no_tools)
     session.resume(resume, last=resume_last)
-    session.use_tools(_discovered(app, session.provider))
     try:
-        with granted(grants(yes, allow)):
+        with serving(session), granted(grants(yes, allow)):  # the agents API (issue 25)
+            session.use_tools(_discovered(app, session.provider))
             reply = session.send(prompt, attached)
     finally:
         front.end_line()

@@ -29,8 +29,11 @@ if TYPE_CHECKING:  # the rules and the lifecycle types load when a call is judge
     from ikigai_core.lifecycle import CallContext, ToolCallRequest
     from ikigai_core.permissions import Condition, Rule
 
-READ_ONLY_BUILTINS = ("file_read", "glob", "grep", "load_skill")
-"""Built-in tools that only read: allowed without asking."""
+READ_ONLY_BUILTINS = ("file_read", "glob", "grep", "load_skill", "agent_list", "agent_wait")
+"""Built-in tools that only read: allowed without asking (``agent_wait`` reads what
+sub-agents answered; forking, sending and killing ask)."""
+BUILTIN_SOURCES = ("system", "agents")
+"""The layers of the built-in tools: the six and ``load_skill``, and the ``agent_*`` ones."""
 
 ANSWERS = "[y]es once, [a]lways, [n]o (or type why not)"
 _SHELL_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
@@ -146,7 +149,8 @@ def default_decision(name: str, source: str, schema: Any) -> str:
     hints = schema.get("annotations") if isinstance(schema, dict) else None
     hints = hints if isinstance(hints, dict) else {}
     writes = hints.get("readOnlyHint") is False or hints.get("destructiveHint") is True
-    return "allow" if source == "system" and name in READ_ONLY_BUILTINS and not writes else "ask"
+    return ("allow" if source in BUILTIN_SOURCES and name in READ_ONLY_BUILTINS and not writes
+            else "ask")
 
 
 def _rules(context: CallContext) -> list[Rule]:

@@ -74,8 +74,22 @@ def ikigai_tool_process(spec: ProcessSpec, context: CallContext) -> None:
     trusted = _trusted_inside(context.home, workdir) if mode == "workspace-write" else []
     spec.argv = [bwrap, *bwrap_args(mode, workdir, context.home.resolve(),
                                     network=context.settings.sandbox_network, keep=keep,
-                                    trusted=trusted), "--",
+                                    trusted=trusted), *_agents_api(spec, context), "--",
                  *spec.argv]
+
+
+def _agents_api(spec: ProcessSpec, context: CallContext) -> list[str]:
+    """The agents API's socket directory bound in (``agents_api_sandbox``, default true: a
+    private ``/tmp`` would hide it), or its variables taken away (issue 25)."""
+    api = spec.env.get("IKIGAI_API")
+    if not api:
+        return []
+    if context.settings.agents_api_sandbox:
+        directory = os.path.dirname(api)
+        return ["--bind", directory, directory]
+    spec.env.pop("IKIGAI_API", None)
+    spec.env.pop("IKIGAI_API_TOKEN", None)
+    return []
 
 
 def _trusted_inside(home: Path, workdir: Path) -> list[Path]:

@@ -12,7 +12,8 @@ Modelled on Codex's ``shell_environment_policy``. Three steps, in order:
    globs, even one step 1 or 2 left out (include ``OPENAI_API_KEY`` to hand a tool the key).
 
 Globs are case-sensitive ``fnmatch`` patterns. ``IKIGAI_MAX_OUTPUT_BYTES`` (the protocol's
-budget) and ``IKIGAI_SHELL`` (the bash tool's shell) are always kept. A tool keeps its own
+budget), ``IKIGAI_SHELL`` (the bash tool's shell) and the agents API's ``IKIGAI_API`` and
+``IKIGAI_API_TOKEN`` (issue 25) are always kept. A tool keeps its own
 credentials unless they are excluded.
 """
 
@@ -40,7 +41,7 @@ CORE_VARS = ("HOME", "LOGNAME", "PATH", "SHELL", "USER", "USERNAME", "LANG", "LA
              "LC_*", "TERM", "TZ", "TMPDIR", "TEMP", "TMP")
 """What ``inherit: core`` keeps: enough for a shell and a locale."""
 
-ALWAYS_KEPT = ("IKIGAI_MAX_OUTPUT_BYTES", "IKIGAI_SHELL")
+ALWAYS_KEPT = ("IKIGAI_MAX_OUTPUT_BYTES", "IKIGAI_SHELL", "IKIGAI_API", "IKIGAI_API_TOKEN")
 MIN_KEY_LENGTH = 8
 """A key variable's value shorter than this is no secret worth matching by value: ``x``
 would take every variable set to ``x`` with it (the transport's redaction has the same rule)."""

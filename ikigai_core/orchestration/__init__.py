@@ -6,6 +6,7 @@ The names a front end, a test or a library user needs are here; see
 
 from ikigai_core.orchestration.limits import parse_budget
 from ikigai_core.orchestration.node import STATUSES, AgentInfo, AgentResult
+from ikigai_core.orchestration.server import serving
 from ikigai_core.orchestration.supervisor import (
     WAIT_OUTPUT_CAP,
     AgentEvent,
@@ -14,4 +15,4 @@ from ikigai_core.orchestration.supervisor import (
 )
 
 __all__ = ["STATUSES", "WAIT_OUTPUT_CAP", "AgentEvent", "AgentInfo", "AgentResult",
-           "Definition", "Supervisor", "parse_budget"]
+           "Definition", "Supervisor", "parse_budget", "serving"]

@@ -1,0 +1,134 @@
+"""The agent_* tools and approvals of sub-agents (issue 25): ``ikigai ask`` whose model
+forks three children in one turn, waits for all and answers with their outputs; a child's
+approval question reaching the root's asker labelled, answered to that child only; the
+socket under a real bubblewrap sandbox, bound in or kept out by the setting."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ikigai_core import App, Session
+from ikigai_core.conversation import ToolResultsMessage
+from ikigai_core.orchestration import serving
+from pytest_ikigai.replies import REPLIES
+from tests.support.agents import AgentModel
+from tests.test_sandbox import needs_bwrap
+from tests.test_subagents_api import curl
+
+IKIGAI = str(Path(sys.executable).with_name("ikigai"))
+TIMEOUT = 60
+
+
+@pytest.fixture
+def model():
+    built: list[AgentModel] = []
+
+    def make(scripts):
+        built.append(AgentModel(scripts))
+        return built[-1]
+
+    yield make
+    for m in built:
+        m.close()
+
+
+def _answer_with_outputs(request):
+    """The parent's last turn: the children's outputs, read from agent_wait's result."""
+    last = request.json["messages"][-1]
+    agents = json.loads(last["content"])["result"]["agents"]
+    outputs = sorted(agent["output"] for agent in agents if agent["status"] == "done")
+    return REPLIES["openai"].reply("children said: " + ", ".join(outputs),
+                                   stream=request.json.get("stream") is True)
+
+
+def test_ask_forks_three_children_in_one_turn_waits_and_answers_with_their_outputs(
+        model, tmp_path):
+    m = model({
+        "plan": [[("agent_fork", {"prompt": f"task {i}"}) for i in range(3)],
+                 [("agent_wait", {"timeout": 20})],
+                 _answer_with_outputs],
+        **{f"task {i}": [f"answer {i}"] for i in range(3)}})
+
+    ran = subprocess.run([IKIGAI, "ask", "--yes", "--json", "plan"], capture_output=True,
+                         text=True, env={**os.environ, **m.environ}, cwd=tmp_path,
+                         timeout=TIMEOUT)
+
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["text"] == "children said: answer 0, answer 1, answer 2"
+    assert sorted(m.first_prompts()).count("plan") == 3
+    assert [c["name"] for c in answer["tool_calls"]] == ["agent_fork"] * 3 + ["agent_wait"]
+    assert ran.stderr.count("ikigai: → agent_fork") == 3
+
+
+def test_a_childs_question_reaches_the_root_asker_labelled_and_only_it_gets_the_answer(
+        model, tmp_path):
+    m = model({"yes-kid": [[("bash", {"command": "echo allowed"})], "ran"],
+               "no-kid": [[("bash", {"command": "echo refused"})], "not run"]})
+    asked: list[str] = []
+
+    def ask(question: str) -> str:
+        asked.append(question)
+        return "y" if "echo allowed" in question else "n"
+
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    with serving(Session.open(app, "openai", ask=ask, log=False)) as sup:
+        yes, no = sup.fork("yes-kid"), sup.fork("no-kid")
+        results = {r.id: r for r in sup.wait([yes, no], TIMEOUT)}
+        envelopes = {i: _envelopes(m, p) for i, p in ((yes, "yes-kid"), (no, "no-kid"))}
+
+    assert sorted(asked) == sorted([
+        f"[agent agent ({yes})] Allow bash {{\n \"command\": \"echo allowed\"\n}}?\n"
+        "[y]es once, [a]lways, [n]o (or type why not): ",
+        f"[agent agent ({no})] Allow bash {{\n \"command\": \"echo refused\"\n}}?\n"
+        "[y]es once, [a]lways, [n]o (or type why not): "])
+    assert results[yes].output == "ran" and results[no].output == "not run"
+    assert "allowed" in envelopes[yes] and "TOOL_DENIED" in envelopes[no]
+
+
+def _envelopes(m: AgentModel, prompt: str) -> str:
+    """What the last request of conversation ``prompt`` sent back as tool results."""
+    bodies = [r.json for r in m.server.requests if r.json["messages"][1]["content"] == prompt]
+    return json.dumps([msg for msg in bodies[-1]["messages"] if msg["role"] == "tool"])
+
+
+def test_without_an_asker_the_rules_decide_and_a_denial_names_the_child(
+        model, tmp_path, isolated_home):
+    (isolated_home / "permissions.json").write_text(
+        '{"rules": [{"id": 1, "tool": "bash", "decision": "allow", '
+        '"when": [{"pointer": "/command", "equals": "echo ruled"}]}]}')
+    m = model({"kid": [[("bash", {"command": "echo ruled"}), ("bash", {"command": "touch x"})],
+                       "done"]})
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    with serving(Session.open(app, "openai", log=False)) as sup:
+        kid = sup.fork("kid")
+        assert sup.wait([kid], TIMEOUT)[0].status == "done"
+    assert "ruled" in _envelopes(m, "kid") and not (tmp_path / "x").exists()
+    assert any(n.message.startswith(f"agent agent ({kid}): bash was not run: it needs approval")
+               for n in app.notices)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("allowed", [True, False])
+def test_under_bubblewrap_the_socket_is_bound_in_only_when_the_setting_allows(
+        model, tmp_path, isolated_home, approve_all, allowed):
+    (isolated_home / "config.json").write_text(json.dumps(
+        {"sandbox": "workspace-write", "agents_api_sandbox": allowed}))
+    command = 'echo "api=${IKIGAI_API:-none}"; ' + curl("list")
+    m = model({"root": [[("bash", {"command": command})], "ok"]})
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    with serving(Session.open(app, "openai", log=False)) as sup:
+        sup.root.live.send("root")
+        [output] = [r.envelope["result"]["output"] for msg in sup.root.live.exchange
+                    if isinstance(msg, ToolResultsMessage) for r in msg.results]
+    first, _, rest = output.partition("\n")
+    if allowed:
+        assert first.startswith("api=/") and json.loads(rest)["result"] == {"agents": []}
+    else:
+        assert first == "api=none" and "result" not in rest
