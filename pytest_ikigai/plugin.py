@@ -119,16 +119,18 @@ def assert_portable(ikigai_home: Path) -> Callable[[Any], None]:
 @pytest.fixture
 def fake_model(monkeypatch: pytest.MonkeyPatch,
                ikigai_home: Path) -> Iterator[Callable[..., FakeModel]]:
-    """``fake_model(script, provider="openai")``: a local server speaking ``provider``'s wire
-    that plays ``script`` (answers as strings, tool calls as ``[(name, arguments), ...]``),
-    with this process's environment pointing ikigai at it, so a whole ``ikigai ask`` (in
-    process or as a subprocess) runs offline."""
+    """``fake_model(script, provider="openai", wire=None)``: a local server speaking
+    ``provider``'s wire (for ``openai``, ``wire="responses"`` speaks the Responses API) that
+    plays ``script`` (answers as strings, tool calls as ``[(name, arguments), ...]``) and
+    refuses what the real API would, with this process's environment pointing ikigai at it,
+    so a whole ``ikigai ask`` (in process or as a subprocess) runs offline."""
     from pytest_ikigai.model import FakeModel
 
     started: list[FakeModel] = []
 
-    def play(script: Sequence[Turn], provider: str = "openai") -> FakeModel:
-        model = FakeModel(script, provider)
+    def play(script: Sequence[Turn], provider: str = "openai",
+             wire: str | None = None) -> FakeModel:
+        model = FakeModel(script, provider, wire)
         started.append(model)
         for name, value in model.environ.items():
             monkeypatch.setenv(name, value)

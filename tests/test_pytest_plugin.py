@@ -31,18 +31,21 @@ def write_shout(directory: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("provider", list(WIRE))
+@pytest.mark.parametrize(("provider", "wire"), [*((p, None) for p in WIRE),
+                                               ("openai", "responses")])
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_whole_ask_runs_offline_on_each_wire(provider, stream, fake_model, ikigai_home,
+def test_a_whole_ask_runs_offline_on_each_wire(provider, wire, stream, fake_model, ikigai_home,
                                                ikigai_approve_all, tmp_path):
     write_shout(ikigai_home / "tools")
-    model = fake_model([[("shout", {"text": "hi"})], "It says HI."], provider=provider)
+    model = fake_model([[("shout", {"text": "hi"})], "It says HI."], provider=provider,
+                       wire=wire)
     args = [IKIGAI, "ask", "--tools", "shout", "shout hi"] + ([] if stream else ["--json"])
     ran = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
     answer = ran.stdout if stream else json.loads(ran.stdout)["text"]
     assert answer.strip() == "It says HI."
     first, second = model.requests
+    assert first.path.endswith("/responses") == (wire == "responses")
     assert "shout" in json.dumps(first.json)
     assert '\\"output\\": \\"HI\\"' in json.dumps(second.json) or '"output": "HI"' in json.dumps(
         second.json)
@@ -62,6 +65,26 @@ def test_past_the_script_the_model_answers_500(fake_model, tmp_path):
 def test_an_unknown_wire_is_refused():
     with pytest.raises(ValueError, match="unknown provider 'openai-responses'; use one of"):
         FakeModel([], provider="openai-responses")
+    with pytest.raises(ValueError, match="wire 'responses' is not one of anthropic's"):
+        FakeModel([], provider="anthropic", wire="responses")
+
+
+def test_the_model_refuses_what_the_real_api_would(fake_model, tmp_path):
+    """The API's rules come with the script: a request the API would refuse is its 400."""
+    import httpx
+
+    model = fake_model(["Fine."], provider="anthropic")
+    thinking = {"model": "m", "max_tokens": 2000, "messages": [],
+                "thinking": {"type": "enabled", "budget_tokens": 4000}}
+    refused = httpx.post(model.url + "/v1/messages", json=thinking, timeout=10)
+    assert refused.status_code == 400
+    assert "`max_tokens` must be greater than `thinking.budget_tokens`" in refused.text
+    bad_tool = {"model": "m", "max_tokens": 10, "messages": [], "tools": [
+        {"name": "t", "description": "d", "input_schema": {"type": "nope"}}]}
+    assert httpx.post(model.url + "/v1/messages", json=bad_tool, timeout=10).status_code == 400
+    fine = httpx.post(model.url + "/v1/messages", json={**thinking, "max_tokens": 9000},
+                      timeout=10)
+    assert fine.json()["content"][0]["text"] == "Fine."  # refusals did not use the script
 
 
 def test_without_approval_the_models_call_is_denied(fake_model, ikigai_home, tmp_path):
