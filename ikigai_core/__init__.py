@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:
-    from ikigai_core.agent import Cancelled
     from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
     from ikigai_core.budget import Budget, BudgetExceeded
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from ikigai_core.skills import Skill, SkillDirectory, SkillScan, SkillSource, SkippedSkill
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
+    from ikigai_core.toolcalls import Cancelled
     from ikigai_core.tools import (
         SkippedTool,
         Tool,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "App": "ikigai_core.app",
-    "Cancelled": "ikigai_core.agent",
+    "Cancelled": "ikigai_core.toolcalls",
     **dict.fromkeys(("Session", "SessionEvents"), "ikigai_core.session"),
     "Settings": "ikigai_core.config",
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",

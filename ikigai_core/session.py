@@ -1,10 +1,12 @@
 """The session service: one conversation with a model, built without the command line.
 
 A :class:`Session` owns what one conversation needs: the provider and model, the toolset
-(only the tools a request advertised can run in reply to it), the system prompt and the
-skills loaded, the recording to ``sessions.db``, the approvals (through an injected
-asker), the token totals and cancellation. ``ikigai ask`` and ``ikigai chat`` are
-front ends of it; a Python program builds one with :meth:`Session.open`.
+and its enforcement (its :class:`~ikigai_core.toolcalls.ToolCalls`: only the tools a
+request advertised can run in reply to it), the system prompt and the skills loaded, the
+recording to ``sessions.db``, the approvals (through an injected asker), the token totals
+and cancellation. ``ikigai ask`` and ``ikigai chat`` are front ends of it; a Python
+program builds one with :meth:`Session.open`. ``ikigai mcp serve`` runs its client's calls
+through a session without a model (:meth:`Session.serving`).
 
 It prints nothing: what happens goes to its :class:`SessionEvents`, what it could not
 do to the app's :class:`~ikigai_core.notices.Notices`.
@@ -24,6 +26,7 @@ from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
 from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
+from ikigai_core.toolcalls import ToolCalls
 from ikigai_core.toolset import Toolset
 from ikigai_core.transport import api_key
 
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
     from ikigai_core.conversation import AssistantMessage, Message, ToolCall
+    from ikigai_core.execution import CallResult
     from ikigai_core.notices import Notices
     from ikigai_core.providers import Provider
     from ikigai_core.sessions import Branch, SessionStore
@@ -252,11 +256,13 @@ class Session:
     """One conversation with one model: send prompts, the model calls tools, the answers
     come back; each answered prompt is recorded unless logging is off.
 
-    Build it with :meth:`open`. Not thread-safe, except :meth:`cancel`.
+    Build it with :meth:`open` (or :meth:`serving`). Not thread-safe, except :meth:`cancel`
+    and :meth:`call`.
 
     :param app: the invocation: settings, plugins, tools, notices.
-    :param provider: the provider plugin speaking to the model.
-    :param model: the model name.
+    :param provider: the provider plugin speaking to the model; ``None``: no model (the
+        session only runs the calls it is given, :meth:`call`).
+    :param model: the model name (default: the provider's).
     :param conversation: where the conversation starts (its system prompt, and messages).
     :param toolset: the tools the conversation may send, and the skills loaded.
     :param ask: asks the user whether a tool call may run; ``None``: nobody can answer,
@@ -270,7 +276,7 @@ class Session:
         cap); once reached, :meth:`send` raises :class:`~ikigai_core.budget.BudgetExceeded`.
     """
 
-    def __init__(self, app: App, provider: Provider, model: str, *,
+    def __init__(self, app: App, provider: Provider | None, model: str | None = None, *,
                  conversation: Conversation | None = None, toolset: Toolset | None = None,
                  ask: Asker | None = None, events: SessionEvents | None = None,
                  stream: bool = True, max_turns: int | None = None,
@@ -278,17 +284,22 @@ class Session:
                  budget: Budget | None = None) -> None:
         self.app = app
         self.events = events or NoEvents()
-        self.agent = Agent(
-            app, provider, model, toolset=toolset or Toolset(skills=app.skills), stream=stream,
-            max_turns=max_turns or app.settings.max_turns, on_request=self.events.request,
-            on_text=self.events.text, on_tool_start=self.events.tool_start,
-            on_tool_end=self.events.tool_end, reasoning=app.settings.reasoning,
+        self.toolset = toolset or Toolset(skills=app.skills)
+        """The tools the conversation sends, and the skills loaded."""
+        self.calls = ToolCalls(app, self.toolset, on_start=self.events.tool_start,
+                               on_end=self.events.tool_end)
+        """The tool boundary: every tool call of this session starts there."""
+        self._agent = None if provider is None else Agent(
+            app, provider, model or provider.default_model, toolset=self.toolset,
+            stream=stream, max_turns=max_turns or app.settings.max_turns,
+            on_request=self.events.request, on_text=self.events.text, calls=self.calls,
+            reasoning=app.settings.reasoning,
             on_thinking=getattr(self.events, "thinking", NoEvents().thinking),
         )
         self.conversation = conversation or Conversation(system=system_prompt(app))
         self.recorder = Recorder(app, command, enabled=app.settings.log if log is None else log)
         self.fresh_system = self.conversation.system
-        self.fresh_skills = tuple(self.agent.toolset.loaded)
+        self.fresh_skills = tuple(self.toolset.loaded)
         self.registry: Mapping[str, Tool] | None = None
         """The tools found (``None``: not yet; :meth:`send` discovers them then)."""
         self.exchange: tuple[Message, ...] = ()
@@ -308,7 +319,8 @@ class Session:
         self.ask = ask
         self.meter = Meter(budget or Budget(cost=app.settings.max_cost), self._price)
         """What the session spent, against its budget."""
-        self.agent.meter = self.meter
+        if self._agent is not None:
+            self._agent.meter = self.meter
 
     @property
     def cost(self) -> float | None:
@@ -339,6 +351,18 @@ class Session:
                    toolset=toolset, ask=ask, events=events, stream=stream,
                    max_turns=max_turns, log=log, command=command, budget=budget)
 
+    @classmethod
+    def serving(cls, app: App, registry: Mapping[str, Tool], *, tools: str | None = None,
+                ask: Asker | None = None) -> Session:
+        """A session without a model, for the calls a client makes (``ikigai mcp serve``):
+        it offers the toolset's choice (``tools``, ``"a,b"``, else the config's) of
+        ``registry``, and records nothing (the client keeps its conversation). A name the
+        config chooses that ``registry`` lacks selects nothing, as it is not served."""
+        session = cls(app, None, toolset=Toolset.chosen(app.settings, app.skills, tools=tools),
+                      conversation=Conversation(), ask=ask, log=False, command="mcp serve")
+        session.registry = registry
+        return session
+
     @property
     def ask(self) -> Asker | None:
         """Who is asked whether a tool call may run (``None``: nobody; such calls are denied)."""
@@ -348,7 +372,7 @@ class Session:
     def ask(self, ask: Asker | None) -> None:
         self._ask = ask
         environ, notices = self._tool_extras
-        self.agent.executor = self.app.executor_asking(ask, environ=environ, notices=notices)
+        self.calls.executor = self.app.executor_asking(ask, environ=environ, notices=notices)
 
     def tool_context(self, *, environ: Mapping[str, str], notices: Notices | None) -> None:
         """Give this session's tool processes ``environ`` on top of the app's (the agents
@@ -363,6 +387,15 @@ class Session:
             self.usage += usage
 
     @property
+    def agent(self) -> Agent:
+        """The agent loop talking to the model; a session without one raises
+        :class:`UsageError`."""
+        if self._agent is None:
+            raise UsageError("this session has no model: it only runs the tool calls it is "
+                             "given (Session.call)")
+        return self._agent
+
+    @property
     def provider(self) -> Provider:
         """The provider plugin."""
         return self.agent.provider
@@ -375,11 +408,6 @@ class Session:
     @model.setter
     def model(self, name: str) -> None:
         self.agent.model = name
-
-    @property
-    def toolset(self) -> Toolset:
-        """The tools the conversation sends, and the skills loaded."""
-        return self.agent.toolset
 
     @property
     def id(self) -> str | None:
@@ -397,6 +425,20 @@ class Session:
             self.use_tools(self.app.registry())
         assert self.registry is not None
         return self.registry
+
+    def offered(self) -> dict[str, Tool]:
+        """The tools a call may use now, by name: the toolset's choice of the tools found,
+        and of those the ones the provider can take."""
+        provider = None if self._agent is None else self._agent.provider
+        return self.calls.offered(self.toolset.tools(self.tools()), provider)
+
+    def call(self, name: str, arguments: Any) -> CallResult:
+        """Run one call of tool ``name`` that a client makes (not the model), through the
+        session's boundary: a tool not :meth:`offered` is ``TOOL_NOT_FOUND`` and nothing
+        starts. It carries no call id: the client's user chose it, as with ``ikigai tool
+        run``, so approval rules do not judge it; the environment policy, the sandbox and
+        every other plugin do. Not recorded. Thread-safe."""
+        return self.calls.call(self.offered(), name, arguments)
 
     def send(self, prompt: str, images: Sequence[Attachment] = ()) -> AssistantMessage:
         """Send ``prompt`` (with ``images``: see :mod:`ikigai_core.inputs`), run the tools
@@ -458,8 +500,8 @@ class Session:
 
     def cancel(self) -> None:
         """Stop the prompt in progress, from any thread: its tools are killed and
-        :meth:`send` raises :class:`~ikigai_core.agent.Cancelled`."""
-        self.agent.cancelled.set()
+        :meth:`send` raises :class:`~ikigai_core.toolcalls.Cancelled`."""
+        self.calls.cancelled.set()
         for hook in list(self.on_cancel):
             hook()
 

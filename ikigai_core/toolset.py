@@ -5,8 +5,9 @@ The choice comes from ``--tools a,b`` / ``--no-tools``, else from ``enabled_tool
 tools (its ``tools/`` folder) are left out until the skill is loaded; from then on they,
 and the tools its front matter names, are sent for the rest of the conversation.
 
-What a request carries is also all that can run in reply to it: the agent hands the
-executor only those tools, so a call of any other is ``TOOL_NOT_FOUND`` (issue 21 item 11).
+What a request carries is also all that can run in reply to it: the session's tool boundary
+(:mod:`ikigai_core.toolcalls`) hands the executor only those tools, so a call of any other is
+``TOOL_NOT_FOUND`` (issue 21 item 11).
 """
 
 from __future__ import annotations

@@ -116,10 +116,10 @@ def project(approve_all, tmp_path, isolated_home, fake_server, make_tool):
         options: dict[str, Any] = dict(
             registry=app.registry(), stream=False,
             on_text=lambda text: events.append(("text", text)),
-            on_tool_start=lambda call: events.append(("start", call.id)),
-            on_tool_end=lambda call, envelope: events.append(("end", call.id)),
         )
         agent = Agent(app, ScriptedProvider(), "scripted-1", **{**options, **overrides})
+        agent.boundary.on_start = lambda call: events.append(("start", call.id))
+        agent.boundary.on_end = lambda call, envelope: events.append(("end", call.id))
         agent.events = events  # type: ignore[attr-defined]
         return agent
 

@@ -86,6 +86,6 @@ def test_ctrl_c_cancels_a_runner_call_at_once(approve_all, tmp_path):
 
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
-        agent.run_calls([ToolCall("c1", "live", {})], agent.registry)
+        agent.boundary.run([ToolCall("c1", "live", {})], agent.registry)
     assert time.monotonic() - sent[0] < 2
     assert runner.cancelled is not None and runner.cancelled.is_set()

@@ -161,3 +161,22 @@ def test_the_chat_holds_a_session_and_shows_its_tools_and_tokens(app, fake_serve
     assert "bash" in chat.tools_found() and chat.session.model == "model-a"
     assert chat.turn_usage.total == chat.usage.total == 15
     assert capfd.readouterr() == ("Hi.", "")  # the front end shows what the session tells
+
+
+def test_a_session_without_a_model_runs_a_clients_calls_through_its_boundary(app, tmp_path,
+                                                                              capfd):
+    marker = tmp_path / "marker"
+    registry = app.registry()
+    session = Session.serving(app, registry)
+    assert {"bash", "glob"} <= set(session.offered())
+
+    session.toolset.choose("glob", registry)  # the check is made as the call starts
+    refused = session.call("bash", {"command": f"touch {marker}"})
+    found = session.call("glob", {"pattern": "*"})
+
+    assert refused.envelope["error_code"] == "TOOL_NOT_FOUND" and not marker.exists()
+    assert found.envelope["tool_success"]
+    assert list(session.offered()) == ["glob"] and session.id is None
+    with pytest.raises(UsageError, match="no model"):
+        session.send("hello")
+    assert capfd.readouterr() == ("", "")

@@ -153,6 +153,5 @@ def serve(app: App, port: int | None, only: str | None) -> None:
     """Serve ikigai's tools to an MCP client (tools from MCP servers are never re-served)."""
     from ikigai_mcp.serve import run, servable
 
-    tools = servable(app, [n.strip() for n in only.split(",") if n.strip()] if only else None)
-    run(app, tools, port)
+    run(servable(app, only), port)
 

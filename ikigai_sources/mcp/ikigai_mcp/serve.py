@@ -1,42 +1,44 @@
 """``ikigai mcp serve``: ikigai's registry as an MCP server (stdio, or Streamable HTTP).
 
-Every call runs through the same executor as the model's: validation, the
-``ikigai_before_tool_call`` / ``ikigai_after_tool_call`` hooks, the timeout, the output
-budget and the envelope. A success is ``structuredContent`` (the tool's result) plus the
-same JSON as text; a failure is ``isError: true`` with the envelope as text. Approvals:
-the MCP client asks its user before each call; ikigai's policy hooks still run, with
-nobody to ask (``ask_user`` is ``None``), so they can deny but cannot prompt.
+Every call runs through a :class:`~ikigai_core.Session` without a model
+(:meth:`~ikigai_core.Session.serving`), the same boundary as the model's calls: only the
+tools the session offers run (``--tools``, else the config's toolset), and each goes
+through validation, the ``ikigai_before_tool_call`` / ``ikigai_after_tool_call`` hooks, the
+timeout, the output budget and the envelope. A success is ``structuredContent`` (the
+tool's result) plus the same JSON as text; a failure is ``isError: true`` with the envelope
+as text. Approvals: the MCP client asks its user before each call; ikigai's policy hooks
+still run, with nobody to ask (the session has no asker), so they can deny but cannot
+prompt.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
-from ikigai_core import Tool
+from ikigai_core import Session, Tool
 from ikigai_core.app import App
 from ikigai_core.errors import UsageError
 from ikigai_core.registry import Registry
+from ikigai_core.toolset import parse_names
 
 SERVER_NAME = "ikigai"
 
 
-def servable(app: App, only: Sequence[str] | None) -> Registry:
-    """The tools to serve: the registry without any tool from an MCP server (no loops),
-    cut to ``only`` when given (an unknown name is a usage error)."""
+def servable(app: App, only: str | None) -> Session:
+    """The session serving the registry without any tool from an MCP server (no loops),
+    the toolset chosen by ``only`` (``"a,b"``: an unknown name is a usage error) or by
+    the config."""
     from ikigai_mcp.sessions import close_all
 
     registry = app.registry()
     close_all()  # servers listed on the way are not served: stop them now
     tools = {name: tool for name, tool in registry.items() if not tool.source.startswith("mcp:")}
-    if only is not None:
-        unknown = [name for name in only if name not in tools]
-        if unknown:
-            raise UsageError(f"--tools: no servable tool {unknown[0]!r}; servable: "
-                             f"{', '.join(tools) or 'none'}")
-        tools = {name: tools[name] for name in only}
-    return Registry(tools.values())
+    unknown = sorted(parse_names(only or "") - set(tools))
+    if unknown:
+        raise UsageError(f"--tools: no servable tool {unknown[0]!r}; servable: "
+                         f"{', '.join(tools) or 'none'}")
+    return Session.serving(app, Registry(tools.values()), tools=only or None)
 
 
 def mcp_tool(tool: Tool) -> Any:
@@ -63,33 +65,33 @@ def result_of(envelope: dict[str, Any]) -> Any:
         content=[mcp_types.TextContent(type="text", text=json.dumps(envelope))], is_error=True)
 
 
-def server(app: App, tools: Registry) -> Any:
-    """The low-level MCP server answering ``tools/list`` and ``tools/call`` from ``tools``."""
+def server(session: Session) -> Any:
+    """The low-level MCP server answering ``tools/list`` and ``tools/call`` through
+    ``session``."""
     import anyio.to_thread
     import mcp_types
     from mcp.server.lowlevel import Server
 
     from ikigai_core import __version__
 
-    listed = mcp_types.ListToolsResult(tools=[mcp_tool(tool) for tool in tools.values()])
-
     async def list_tools(ctx: Any, params: Any) -> Any:
-        return listed
+        return mcp_types.ListToolsResult(
+            tools=[mcp_tool(tool) for tool in session.offered().values()])
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         called = await anyio.to_thread.run_sync(
-            lambda: app.executor.call(tools, params.name, params.arguments or {}))
+            lambda: session.call(params.name, params.arguments or {}))
         return result_of(called.envelope)
 
     return Server(SERVER_NAME, version=__version__, on_list_tools=list_tools,
                   on_call_tool=call_tool)
 
 
-def run(app: App, tools: Registry, port: int | None) -> None:
+def run(session: Session, port: int | None) -> None:
     """Serve until the client goes (stdio) or until interrupted (HTTP on 127.0.0.1)."""
     import anyio
 
-    mcp_server = server(app, tools)
+    mcp_server = server(session)
     if port is None:
         from mcp.server.stdio import stdio_server
 

@@ -65,6 +65,23 @@ def test_serve_only_the_tools_asked_for(tmp_path):
     assert session_run(tmp_path, work, "--tools", "grep,glob") == ["glob", "grep"]
 
 
+def test_served_calls_pass_the_sessions_toolset(isolated_home, tmp_path):
+    """The client's calls go through a Session (issue 23): the config's toolset holds for
+    an MCP client as for the model, at the moment a call starts."""
+    (isolated_home / "config.json").write_text('{"disabled_tools": ["bash"]}')
+    marker = tmp_path / "marker"
+
+    async def work(session):
+        listed = [tool.name for tool in (await session.list_tools()).tools]
+        return listed, await session.call_tool("bash", {"command": f"touch {marker}"})
+
+    listed, called = session_run(tmp_path, work)
+    assert "bash" not in listed and "grep" in listed
+    assert called.is_error
+    assert json.loads(called.content[0].text)["error_code"] == "TOOL_NOT_FOUND"
+    assert not marker.exists()
+
+
 def test_serve_an_unknown_tool_is_a_usage_error(tmp_path):
     import subprocess
 
