@@ -157,7 +157,7 @@ def test_the_live_area_shows_what_is_awaited(screen):
 def test_clear_and_start_are_said(screen, app):
     chat = SimpleNamespace(app=app, agent=SimpleNamespace(
         provider=SimpleNamespace(name="openai"), model="m"), turn_usage=Usage(), usage=Usage(),
-        cost=None)
+        cost=None, agents_status=lambda: None)
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         screen.started(chat, "sandbox: off; approvals: ask")
         assert app.ask_user == screen.ask
@@ -195,7 +195,7 @@ def prompt(app):
     """A :class:`LineInput` fed from a pipe: ``(line_input, keys)``."""
     agent = SimpleNamespace(provider=SimpleNamespace(name="openai"), model="gpt-x")
     chat = SimpleNamespace(agent=agent, turn_usage=Usage(10, 5), usage=Usage(1000, 234),
-                           cost=None,
+                           cost=None, agents_status=lambda: None,
                            tools_found=lambda: {"file_read": None, "file_write": None})
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         yield LineInput(app, chat), keys
@@ -204,7 +204,8 @@ def prompt(app):
 def test_shown_is_called_once_the_first_prompt_is_drawn(app):
     shown = []
     chat = SimpleNamespace(agent=SimpleNamespace(provider=SimpleNamespace(name="o"), model="m"),
-                           turn_usage=Usage(), usage=Usage(), cost=None, tools_found=dict)
+                           turn_usage=Usage(), usage=Usage(), cost=None, tools_found=dict,
+                           agents_status=lambda: None)
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         line_input = LineInput(app, chat, shown=lambda: shown.append(True))
         assert shown == []
@@ -244,7 +245,8 @@ def test_ctrl_d_leaves(prompt):
 
 @pytest.mark.parametrize(("typed", "offered"), [
     ("/mo", ["/model"]),
-    ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/model", "/clear", "/resume",
+    ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/fork", "/agents", "/send",
+           "/kill", "/model", "/clear", "/resume",
            "/sessions", "/approve",
            "/help", "/quit"]),
     ("/tool file_", ["file_read", "file_write"]),

@@ -493,7 +493,8 @@ def test_chat_help_unknown_commands_and_tools(keys):
     nope, nosuch, slash = result.stderr.splitlines()
     for line, name in ((nope, "/nope"), (slash, "/")):
         assert line.startswith(f"ikigai: unknown command {name}; commands: /tool [NAME], /refresh")
-        assert ("/skill, /load, /toolset, /model NAME, /clear, /resume [ID], /sessions, "
+        assert ("/skill, /load, /toolset, /fork PROMPT, /agents [ID], /send ID MESSAGE, "
+                "/kill ID, /model NAME, /clear, /resume [ID], /sessions, "
                 "/approve [yes|ask], /help, "
                 "/quit") in line
     assert nosuch == "ikigai: unknown tool 'nosuch'; /tool lists them"

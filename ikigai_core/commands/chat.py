@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ikigai_core.commands import chat_skills
+from ikigai_core.commands import chat_agents, chat_skills
 from ikigai_core.commands.agent import (
     agent_options,
     cli_session,
@@ -60,6 +60,7 @@ def handle(chat: ChatSession, line: str) -> bool:
         chat.front.end_line()
         warn("interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc))
     chat.front.end_line()
+    chat.agents.say_news()
     return True
 
 
@@ -97,6 +98,7 @@ def _refresh(chat: ChatSession, argument: str) -> None:
 
 
 CHAT_COMMANDS.update((command.name, command) for command in chat_skills.COMMANDS)
+CHAT_COMMANDS.update((command.name, command) for command in chat_agents.COMMANDS)
 
 
 @chat_command("/model", "/model NAME", ("/model NAME", "switch to the model NAME"))
@@ -200,6 +202,11 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     discovery = session.discovery
     discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
     # prompt comes up now and a submit waits for the tools
+    from ikigai_core.orchestration import Supervisor
+
+    supervisor = session.agents.supervisor = Supervisor.for_session(
+        session.session, on_event=session.agents.event)
+    session.agents.interject = front.interject
     try:
         with granted(run_grants):
             for line in front.lines():
@@ -209,5 +216,6 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         click.echo()
     finally:
         discovery.cancel()  # quitting before the tools were found must not wait for them
+        supervisor.close()  # every sub-agent stopped, its tools killed
     if session.failure is not None:  # a script piping messages learns the last one failed
         sys.exit(session.failure.exit_code)

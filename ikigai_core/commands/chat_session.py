@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
+from ikigai_core.commands.chat_agents import AgentsView
 from ikigai_core.commands.output import printable, warn
 from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import report_skipped
@@ -51,6 +52,8 @@ class ChatSession:
         """The images ``--image`` attaches to the next message sent."""
         self.failure: IkigaiError | None = None
         """Why the last message sent to the model failed; ``None`` once one succeeds."""
+        self.agents = AgentsView()
+        """Its sub-agents as the chat shows them (``/fork``, ``/agents``, the status line)."""
 
     @property
     def app(self) -> App:
@@ -81,6 +84,10 @@ class ChatSession:
     def cost(self) -> float | None:
         """US dollars this chat cost (``None``: a price was not known)."""
         return self.session.cost
+
+    def agents_status(self) -> str | None:
+        """The status line's word for the sub-agents (``None``: there are none)."""
+        return self.agents.status_word()
 
     @property
     def registry(self) -> Registry | None:

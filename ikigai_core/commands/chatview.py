@@ -4,7 +4,7 @@ neither imports the other."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
 
 from ikigai_core.session import SessionEvents
@@ -42,6 +42,9 @@ class ChatView(Protocol):
     def tools_found(self) -> Registry | None:
         """The tools, if discovery has ended (never waits)."""
 
+    def agents_status(self) -> str | None:
+        """What the status line says of the sub-agents (``None``: nothing)."""
+
 
 class FrontEnd(SessionEvents, Protocol):
     """What ``ask`` and ``chat`` show (the session's events), and where ``chat`` reads its
@@ -64,6 +67,10 @@ class FrontEnd(SessionEvents, Protocol):
 
     def lines(self) -> Iterator[str]:
         """The lines the user sends, until they leave."""
+
+    def interject(self, say: Callable[[], object]) -> bool:
+        """Run ``say`` at the prompt now, from any thread (a sub-agent's end); ``False``
+        when this front end cannot (the chat says it after the turn)."""
 
 
 def chatting_with(chat: ChatView) -> str:

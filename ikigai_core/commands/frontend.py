@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,6 +133,10 @@ class PlainFrontEnd:
 
     def cleared(self) -> None:
         """Nothing to show."""
+
+    def interject(self, say: Callable[[], object]) -> bool:
+        """Nothing said while the prompt waits: a plain chat says it after the turn."""
+        return False
 
     def lines(self) -> Iterator[str]:
         """Lines typed at a prompt (with line editing and history), or one message per

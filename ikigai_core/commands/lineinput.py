@@ -14,7 +14,9 @@ import os
 import re
 import signal
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,9 @@ PROMPT = "> "
 HISTORY_FILE = "prompt-history"
 """The prompt's history in ``$IKIGAI_HOME`` (user-only); ``--plain`` keeps ``history``."""
 LEAVE_HINT = "Ctrl-C again (or Ctrl-D) leaves"
+_YIELD: Any = type("GiveWay", (str,), {})()
+"""What the prompt returns when it gives way to a question another thread asks (a ``str``
+only in type: compared by identity)."""
 RESUME_CHOICES = 50
 """Conversations ``/resume`` completion offers, the latest first."""
 MENTION_AT_CURSOR = re.compile(r"(?:^|\s)@(\S*)$")
@@ -159,6 +164,12 @@ class LineInput:
         self.session.default_buffer.on_text_changed += self._disarm
         self.session.app.after_render += self._first_render
         self.question: PromptSession[str] | None = None
+        self.prompting = False
+        """The prompt is (about to be) up: a question from another thread waits for it."""
+        self.waiting: deque[Callable[[bool], object]] = deque()
+        """What other threads left for the main thread to do at the prompt (called with
+        ``False`` when the chat ends first)."""
+        self.guard = threading.Lock()
         previous = signal.getsignal(signal.SIGINT)
 
         def on_sigint(signum: int, frame: Any) -> None:
@@ -202,29 +213,84 @@ class LineInput:
         return keys
 
     def status(self) -> str:
-        """The status line: provider, model, tokens of the last turn and of the chat, the
-        prompt cache's share and the chat's cost, then
+        """The status line: provider, model, tokens of the last turn and of the chat (its
+        sub-agents' included), the prompt cache's share and the chat's cost, the
+        sub-agents running and their tokens, then
         what plugins add (``ikigai_status``: the approval and sandbox modes...); on more
         lines, broken between words, when the terminal is too narrow for one."""
         agent = self.chat.agent
         words = [agent.provider.name, agent.model,
-                 *spend_words(self.chat.turn_usage, self.chat.usage, self.chat.cost),
-                 *status_words(self.app), *disabled_guards(self.app)]
+                 *spend_words(self.chat.turn_usage, self.chat.usage, self.chat.cost)]
+        agents = self.chat.agents_status()  # sub-agents' tokens are in the chat's already
+        words += [*([agents] if agents else []), *status_words(self.app),
+                  *disabled_guards(self.app)]
         if self.armed:
             words.append(LEAVE_HINT)
         return fitted(words, self.session.output.get_size().columns)
 
     def read(self) -> str | None:
-        """The next line the user sends; ``None`` when they leave."""
+        """The next line the user sends; ``None`` when they leave. What another thread
+        brings meanwhile (a sub-agent's approval question, its end) takes the prompt's
+        place until it is done; what was typed so far is kept."""
         self.armed = False
-        try:
-            return self.session.prompt(PROMPT)
-        except EOFError:
-            return None
+        typed = ""
+        while True:
+            with self.asking, self.guard:  # a question asked directly is answered first
+                self.prompting = True
+            try:
+                line = self.session.prompt(PROMPT, default=typed, pre_run=self._yield_early)
+            except EOFError:
+                self._run_waiting(live=False)  # leaving: nobody is left to answer
+                return None
+            finally:
+                with self.guard:
+                    self.prompting = False
+            self._run_waiting(live=True)
+            if line is not _YIELD:
+                return line
+            typed = self.session.default_buffer.text
+
+    def interject(self, say: Callable[[], object]) -> bool:
+        """Have the main thread run ``say`` at the prompt (from any thread: the prompt
+        gives way, ``say`` prints, the prompt comes back); ``False`` when no prompt is up
+        (the caller says it later)."""
+        return self._at_prompt(lambda live: say() if live else None)
+
+    def _at_prompt(self, job: Callable[[bool], object]) -> bool:
+        with self.guard:
+            if not self.prompting or threading.current_thread() is threading.main_thread():
+                return False
+            self.waiting.append(job)
+            self._give_way()
+            return True
+
+    def _yield_early(self) -> None:
+        """As the prompt comes up: give way at once to what came meanwhile."""
+        if self.waiting:
+            self._give_way()
+
+    def _give_way(self) -> None:
+        """End the prompt (from any thread), so the main thread runs what waits."""
+        app = self.session.app
+
+        def leave() -> None:
+            if app.is_running and app.future is not None and not app.future.done():
+                app.exit(result=_YIELD)
+
+        if app.loop is not None:
+            app.loop.call_soon_threadsafe(leave)
+
+    def _run_waiting(self, *, live: bool) -> None:
+        while self.waiting:
+            self.waiting.popleft()(live)
 
     def ask(self, question: str) -> str | None:
         """Ask ``question`` (its line breaks shown as such); the answer typed, or ``None``
-        on Ctrl-C or Ctrl-D."""
+        on Ctrl-C or Ctrl-D. Asked from another thread while the prompt is up (a
+        sub-agent's approval between turns), it waits for the main thread to ask it."""
+        answer: Future[str | None] = Future()
+        if self._at_prompt(lambda live: answer.set_result(self.ask(question) if live else None)):
+            return answer.result()
         with self.asking:
             self.question = PromptSession()
             try:

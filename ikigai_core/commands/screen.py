@@ -16,7 +16,7 @@ import shutil
 import textwrap
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -405,6 +405,10 @@ class Screen:
         assert self.input is not None
         while (line := self.input.read()) is not None:
             yield line
+
+    def interject(self, say: Callable[[], object]) -> bool:
+        """Run ``say`` at the prompt, from any thread (``False``: no prompt is up)."""
+        return self.input is not None and self.input.interject(say)
 
     def ask(self, question: str) -> str | None:
         """Ask ``question`` (from any thread, the spinner paused); ``None`` if unanswered."""

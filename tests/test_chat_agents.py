@@ -1,0 +1,107 @@
+"""Sub-agents in ``ikigai chat`` on a real terminal (issue 25): ``/fork``, ``/agents``,
+``/send``, ``/kill``, the status line, and a child's approval question asked over the
+prompt, labelled with the child, answered to that child only. ``pyte`` plays the terminal;
+every wait has a timeout that fires."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.agents import AgentModel
+from tests.support.vt import Screen as VirtualScreen
+
+IKIGAI = str(Path(sys.executable).with_name("ikigai"))
+
+
+@pytest.fixture
+def model():
+    built: list[AgentModel] = []
+
+    def make(scripts):
+        built.append(AgentModel(scripts))
+        return built[-1]
+
+    yield make
+    for each in built:
+        each.close()
+
+
+def chat_on_terminal(model: AgentModel, home: Path, cwd: Path, *args: str) -> VirtualScreen:
+    env = {**os.environ, **model.environ, "IKIGAI_HOME": str(home), "TERM": "xterm-256color"}
+    return VirtualScreen([IKIGAI, "chat", *args], env=env, cwd=cwd, columns=110, lines=40)
+
+
+def test_a_childs_approval_is_labelled_and_answered_to_that_child_only(model, isolated_home,
+                                                                       tmp_path):
+    m = model({"make a": [[("bash", {"command": "touch a.txt"})], "made a"],
+               "make b": [[("bash", {"command": "touch b.txt"})], "made b"]})
+    with chat_on_terminal(m, isolated_home, tmp_path) as chat:
+        chat.wait_for("tokens:")
+        chat.write(b"/fork make a\r")
+        first = chat.wait_for(re.compile(r"^\[agent agent \(agent-1\)\] Allow bash \{$",
+                                         re.M).search)
+        assert "Forked agent-1 (agent): running. /agents agent-1 shows its answer." in first
+        chat.write(b"y\r")
+        chat.wait_for("agent agent (agent-1) done")
+        chat.write(b"/fork make b\r")
+        second = chat.wait_for(re.compile(r"^\[agent agent \(agent-2\)\] Allow bash \{$",
+                                          re.M).search)
+        assert '"command": "touch b.txt"' in second.split("(agent-2)] Allow bash")[1]
+        chat.write(b"n\r")
+        chat.wait_for("agent agent (agent-2) done")
+        chat.write(b"/agents\r")
+        shown = chat.wait_for(re.compile(r"^  agent-2  agent  done  \d+ tokens$", re.M).search)
+        assert re.search(r"^  agent-1  agent  done  \d+ tokens$", shown, re.M)
+        chat.wait_for(re.compile(r"chat 60 · agents: none running · 60 tokens").search)
+        chat.write(b"/agents agent-1\r")
+        shown = chat.wait_for("made a")
+        assert re.search(r"^agent-1: done, \d+ tokens$", shown, re.M)
+    assert (tmp_path / "a.txt").exists()
+    assert not (tmp_path / "b.txt").exists()  # the "n" reached agent-2, and only it
+    [answered] = [r.json for r in m.server.requests
+                  if r.json["messages"][1]["content"] == "make b" and len(r.json["messages"]) > 2]
+    assert "the user declined the call" in str(answered["messages"][-1])
+
+
+def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_path):
+    import subprocess
+    import time
+
+    from pytest_ikigai.replies import REPLIES
+
+    def slow(request):
+        time.sleep(2)
+        return REPLIES["openai"].reply("too late")
+
+    m = model({"slow": [slow], "quick": ["quick answer"], "again": ["second answer"]})
+    (isolated_home / "agents").mkdir()
+    (isolated_home / "agents" / "helper.md").write_text(
+        "---\ndescription: Helps.\n---\nYou help.\n")
+    lines = ["/agents", "/fork", "/fork --agent nobody x", "/kill", "/send agent-1",
+             "/fork slow", "/kill agent-1", "/send agent-1 more", "/agents nope",
+             "/fork --agent helper quick", "/agents"]
+    done = subprocess.run([IKIGAI, "chat"], input="\n".join(lines) + "\n", text=True,
+                          capture_output=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, **m.environ, "IKIGAI_HOME": str(isolated_home)})
+    assert done.stdout.splitlines()[:4] == [
+        "No sub-agents yet: /fork [--agent NAME] PROMPT starts one (agents: helper).",
+        "Forked agent-1 (agent): running. /agents agent-1 shows its answer.",
+        "agent-1 killed.",
+        "Forked agent-2 (helper): running. /agents agent-2 shows its answer."]
+    assert re.search(r"^  agent-1  agent  killed  0 tokens\n  agent-2  helper  (running|done)",
+                     done.stdout, re.M)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ikigai: /")
+              or "agent" in line]
+    assert errors[:6] == [
+        "ikigai: /fork needs a prompt: /fork [--agent NAME] PROMPT",
+        "ikigai: unknown agent 'nobody'; known: helper",
+        "ikigai: /kill needs an agent id; /agents lists them",
+        "ikigai: /send needs an agent and a message: /send [--interrupt] ID MESSAGE",
+        "ikigai: agent agent (agent-1) killed: killed by root",
+        "ikigai: agent 'agent-1' is killed; it takes no more messages"]
+    assert "ikigai: no agent 'nope' below 'root'; `list` shows yours" in done.stderr
