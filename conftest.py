@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
@@ -21,21 +22,19 @@ def pytest_configure(config):
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory, monkeypatch):
-    """Every test gets its own ``$IKIGAI_HOME`` and no ikigai setting from the caller's shell."""
-    home = tmp_path_factory.mktemp("ikigai-home")
-    for var in list(__import__("os").environ):
-        if var.startswith("IKIGAI_"):
+def isolated_home(ikigai_home, monkeypatch):
+    """Every test gets its own ``$IKIGAI_HOME`` (pytest-ikigai's ``ikigai_home``) and no
+    ikigai setting from the caller's shell."""
+    for var in list(os.environ):
+        if var.startswith("IKIGAI_") and var != "IKIGAI_HOME":
             monkeypatch.delenv(var)
-    monkeypatch.setenv("IKIGAI_HOME", str(home))
-    return home
+    return ikigai_home
 
 
 @pytest.fixture
-def approve_all(isolated_home):
-    """The user allows every tool call (a rule for ``*``), for tests about something else."""
-    (isolated_home / "permissions.json").write_text(
-        '{"rules": [{"id": 1, "tool": "*", "decision": "allow"}]}')
+def approve_all(ikigai_approve_all):
+    """The user allows every tool call (pytest-ikigai's rule for ``*``), for tests about
+    something else."""
 
 
 @pytest.fixture
