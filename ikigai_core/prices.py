@@ -27,3 +27,21 @@ def cost_of(provider: str, model: str, usage: Usage) -> float | None:
         return float(calc_price(counted, model, provider_id=provider).total_price)
     except LookupError:
         return None
+
+
+SAMPLE_TOKENS = 1000
+"""Tokens a per-million price is measured on: few enough to stay in a model's first price
+tier (Gemini and Claude charge more past 200k tokens of prompt)."""
+
+
+def per_million(provider: str, model: str) -> tuple[float, float] | None:
+    """``model``'s price at ``provider`` in US dollars per million input and output tokens
+    (a prompt's first tier), or ``None`` when no price is known."""
+    from ikigai_core.conversation import Usage
+
+    found = [cost_of(provider, model, usage) for usage in
+             (Usage(input_tokens=SAMPLE_TOKENS), Usage(output_tokens=SAMPLE_TOKENS))]
+    if found[0] is None or found[1] is None:
+        return None
+    scale = 1_000_000 / SAMPLE_TOKENS
+    return found[0] * scale, found[1] * scale

@@ -74,7 +74,13 @@ def test_models_lists_what_the_api_lists_with_context_windows(provider, env, fak
     expected = {"openai": {"ft:gpt-4o-mini:acme": None, "gpt-4o-mini": 128000},
                 "anthropic": {"claude-sonnet-4-5": 200000},
                 "google": {"gemini-2.5-flash": 1048576}}[provider]
-    assert json.loads(done.stdout) == {provider: {"source": "api", "models": expected}}
+    prices = {"openai": {"gpt-4o-mini": {"input": 0.15, "output": 0.6}},  # genai-prices'
+              "anthropic": {"claude-sonnet-4-5": {"input": 3.0, "output": 15.0}},
+              "google": {"gemini-2.5-flash": {"input": 0.3, "output": 2.5}}}[provider]
+    shown = json.loads(done.stdout)
+    found = shown[provider].pop("prices")
+    assert {name: pytest.approx(price) for name, price in found.items()} == prices
+    assert shown == {provider: {"source": "api", "models": expected}}
 
 
 def test_the_list_is_cached_and_printed_for_people(env, fake_server):
@@ -82,7 +88,8 @@ def test_the_list_is_cached_and_printed_for_people(env, fake_server):
     first = ikigai("models", "--provider", "openai", env=env)
     assert first.stdout == ("openai (asked now, 2 models)\n"
                             "  ft:gpt-4o-mini:acme  context unknown\n"
-                            "  gpt-4o-mini          128,000 tokens\n")
+                            "  gpt-4o-mini          128,000 tokens    $0.15 in, $0.60 out per "
+                            "M tokens\n")
     again = ikigai("models", "--provider", "openai", env=env)
     assert again.stdout.startswith("openai (cached, 2 models)\n")
     assert len(fake_server.requests) == 1
@@ -97,7 +104,7 @@ def test_offline_the_built_in_list_with_one_line_why(env):
     assert done.returncode == 0
     assert done.stderr.startswith("ikigai: openai: ") and done.stderr.count("\n") == 1
     assert done.stderr.endswith("; showing the built-in list\n")
-    assert ["gpt-4o-mini", "128,000", "tokens"] in [line.split() for line in
+    assert ["gpt-4o-mini", "128,000", "tokens"] in [line.split()[:3] for line in
                                                      done.stdout.splitlines()]
 
 

@@ -31,9 +31,11 @@ def invoke(*args):
 def test_the_command_in_process(openai, fake_server, isolated_home):
     fake_server.push(json_reply({"object": "list", "data": [{"id": "gpt-4o"}, "junk"]}))
     done = invoke("models", "--provider", "openai")
-    assert done.stdout == "openai (asked now, 1 models)\n  gpt-4o  128,000 tokens\n"
+    assert done.stdout == ("openai (asked now, 1 models)\n  gpt-4o  128,000 tokens    "
+                           "$2.50 in, $10.00 out per M tokens\n")
     assert json.loads(invoke("models", "--provider", "openai", "--json").stdout) == {
-        "openai": {"source": "cache", "models": {"gpt-4o": 128000}}}
+        "openai": {"source": "cache", "models": {"gpt-4o": 128000},
+                   "prices": {"gpt-4o": {"input": 2.5, "output": 10.0}}}}
 
 
 def test_every_provider_and_one_that_lists_none(monkeypatch, fake_server):
@@ -42,8 +44,8 @@ def test_every_provider_and_one_that_lists_none(monkeypatch, fake_server):
     fake_server.push(json_reply({"data": []}), json_reply({"models": []}),
                      json_reply({"data": []}))  # anthropic, google, openai: sorted
     listed = json.loads(invoke("models", "--json").stdout)
-    assert listed["ollama"] == {"source": "known", "models": {}}  # no listing endpoint
-    assert listed["openai"] == {"source": "api", "models": {}}
+    assert listed["ollama"] == {"source": "known", "models": {}, "prices": {}}  # no listing
+    assert listed["openai"] == {"source": "api", "models": {}, "prices": {}}
 
 
 def test_a_listing_of_another_shape_is_one_problem(openai, fake_server, isolated_home):
