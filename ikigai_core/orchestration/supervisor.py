@@ -34,6 +34,7 @@ from ikigai_core.budget import Budget, BudgetExceeded
 from ikigai_core.conversation import AssistantMessage, Conversation, Usage, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.notices import Notices
+from ikigai_core.orchestration.ledger import Ledger, sweep
 from ikigai_core.orchestration.limits import child_defaults, filled, parse_budget
 from ikigai_core.orchestration.node import (
     BUDGET_EXCEEDED_STATUS,
@@ -50,6 +51,7 @@ from ikigai_core.orchestration.node import (
     usage_dict,
 )
 from ikigai_core.outcome import BUDGET_EXCEEDED
+from ikigai_core.session import store_of
 
 if TYPE_CHECKING:
     from ikigai_core.conversation import Message, ToolCall
@@ -61,6 +63,9 @@ JOIN_TIMEOUT = 10.0
 """Seconds ``kill`` and ``close`` wait for a stopped agent's thread (its tools are killed
 within a fraction of that)."""
 FORK_TOOL = "agent_fork"
+RECORDED = {QUEUED: "running", RUNNING: "running", FAILED: "done"}
+"""The session log's word for a state it has none for (schema 4 knows running, done,
+interrupted, killed, budget_exceeded)."""
 
 
 class Definition(Protocol):
@@ -164,6 +169,7 @@ class Supervisor:
         self._ask_lock = threading.Lock()
         self._prompt_of: dict[AgentNode, int] = {}
         self._closed = False
+        self._ledger = Ledger(session.app.home)
         session.on_cancel.append(self.cancel_turn)
 
     @classmethod
@@ -174,6 +180,8 @@ class Supervisor:
         app = session.app
         settings = app.settings
         agents = getattr(app, "agents", None)
+        if session.recorder.enabled:  # an ikigai killed while its children ran
+            sweep(app.home, store_of(app))
 
         def lookup(name: str) -> Definition:
             found = None if agents is None else agents.get(name)
@@ -225,6 +233,7 @@ class Supervisor:
                          session, parent=parent, budget=limits,
                          fork_turn=parent.live.recorder.parent, transcript=session.id)
         self._equip(node)
+        self._record_fork(node)
         with self._lock:
             parent.children.append(node)
             self._nodes[node.id] = node
@@ -324,12 +333,17 @@ class Supervisor:
             self._stop(node, KILLED, "cancelled with its parent's turn")
 
     def close(self) -> None:
-        """Stop every child (status ``interrupted``) and wait for them: nothing is left."""
+        """Stop every child still queued or running (status ``interrupted``) and wait for
+        them: nothing is left."""
         with self._lock:
             self._closed = True
-        stopped = [agent for child in tuple(self.root.children)
-                   for agent in self._stop(child, INTERRUPTED, "its ikigai ended")]
+        stopped = [agent for node in tuple(self._nodes.values())
+                   if node is not self.root and (node.thread or node.status == QUEUED)
+                   for agent in self._stop(node, INTERRUPTED, "its ikigai ended",
+                                           cascade=False)]
         self._join(stopped)
+        if all(node.thread is None for node in self._nodes.values()):
+            self._ledger.close()  # every end is recorded
         if self.cancel_turn in self.root.live.on_cancel:
             self.root.live.on_cancel.remove(self.cancel_turn)
 
@@ -569,7 +583,44 @@ class Supervisor:
                            node.error)
 
     def _emit(self, kind: str, node: AgentNode) -> None:
+        if kind in ("started", "ended"):
+            self._record_status(node)
         self.on_event(AgentEvent(kind, node.id, node.name, node.status, node.error))
+
+    # -- recording --------------------------------------------------------------------
+
+    def _record_fork(self, node: AgentNode) -> None:
+        """Record the child as a session of its own: its parent's, the parent's turn it
+        was forked after, its agent, ``running``. A log that cannot be written is
+        reported, and the child goes on unrecorded."""
+        session, parent = node.live, node.parent
+        if node.transcript is None or parent is None:
+            return
+        try:
+            store_of(session.app).new_session(
+                node.transcript, command="agent", cwd=session.app.cwd,
+                system=session.conversation.system, parent=parent.live.id,
+                fork_turn=node.fork_turn, agent=node.name, status="running")
+            self._ledger.started(node.transcript)
+        except (IkigaiError, OSError) as exc:
+            session.app.notices.report(f"agent {node.id} is not recorded: {exc}")
+            session.recorder.enabled = False
+            node.transcript = None
+
+    def _record_status(self, node: AgentNode) -> None:
+        """Record a recorded child's state as it starts and ends."""
+        if node.transcript is None:
+            return
+        status = RECORDED.get(node.status, node.status)
+        try:
+            store_of(self.root.live.app).set_status(node.transcript, status)
+            if status == "running":
+                self._ledger.started(node.transcript)
+            else:
+                self._ledger.ended(node.transcript)
+        except (IkigaiError, OSError) as exc:
+            self.root.live.app.notices.report(
+                f"the state of agent {node.id} is not recorded: {exc}")
 
 
 
