@@ -50,7 +50,8 @@ COMMANDS = {
     "keys": ("ikigai_core.commands.keys:keys_group",
              "Store provider API keys: the system keyring, else $IKIGAI_HOME/keys.json."),
     "models": ("ikigai_core.commands.models:models",
-               "List each provider's models (its API, cached a day) with context windows."),
+               "List each provider's models (its API, cached a day) with context windows "
+               "and prices."),
 }
 """Every command: where it lives and its one-line summary. A command's module is imported
 only when it runs, so ``ikigai tool list`` never pays for the agent loop's imports (httpx)

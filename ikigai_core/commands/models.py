@@ -27,8 +27,9 @@ SOURCES = {"api": "asked now", "cache": "cached", "known": "built-in list"}
 @click.option("--refresh", is_flag=True, help="Ask the APIs even when a list is cached.")
 @pass_app
 def models(app: App, provider: str | None, as_json: bool, refresh: bool) -> None:
-    """List each provider's models (its API, cached a day) with context windows and
-    prices (US dollars per million input and output tokens) where known.
+    """List each provider's models (its API, cached a day) with context windows and prices.
+
+    Prices are US dollars per million input and output tokens, where known.
 
     Offline, or when the API refuses: the last list kept, else a built-in one, with one
     line on stderr saying why."""
