@@ -16,10 +16,8 @@ Standard library only, like every built-in tool.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,16 +34,20 @@ class AgentsApiError(Exception):
         self.code = code
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float | None) -> None:
-        super().__init__("ikigai", timeout=timeout)
-        self.path = path
+def _connection(path: str, timeout: float | None) -> Any:
+    """An HTTP connection over the Unix socket ``path`` (http.client loads here, not when a
+    tool's ``--schema`` is asked)."""
+    import http.client
+    import socket
 
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.path)
-        self.sock = sock
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            sock.connect(path)
+            self.sock = sock
+
+    return UnixConnection("ikigai", timeout=timeout)
 
 
 class AgentsClient:
@@ -70,7 +72,7 @@ class AgentsClient:
         self._ids += 1
         body = json.dumps({"jsonrpc": "2.0", "id": self._ids, "method": method,
                            "params": {k: v for k, v in (params or {}).items() if v is not None}})
-        connection = _UnixConnection(self.path, timeout)
+        connection = _connection(self.path, timeout)
         try:
             connection.request("POST", "/", body, {"Content-Type": "application/json",
                                                    "Authorization": f"Bearer {self.token}"})

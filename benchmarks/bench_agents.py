@@ -1,0 +1,182 @@
+"""Sub-agents (issue 25): fork latency, the parent's responsiveness, and drift over cycles.
+
+Run on demand: ``python benchmarks/bench_agents.py [CYCLES]``. Against a local fake OpenAI
+server (pytest-ikigai's), so the figures are ikigai's, not a network's:
+
+1. fork -> the child's first provider request (target <= 150 ms), next to the baseline of
+   a session's own ``send`` -> its request, measured in the same run;
+2. 16 children at once, each making three model turns (a 20 ms reply each) and a real
+   ``glob`` tool call between them: the longest stall of a 10 ms ticker standing for the
+   parent's event handling (target <= 50 ms), next to the same ticker with no children;
+3. CYCLES (default 1,000) fork/wait/kill cycles: the change in open fds, threads and RSS
+   from after a warm-up of 50 cycles, and the processes left (target: no drift, none).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ikigai_core import App, Session
+from ikigai_core.orchestration import Supervisor
+from pytest_ikigai.fakeserver import FakeServer, RecordedRequest, Reply
+from pytest_ikigai.replies import REPLIES
+
+OPENAI = REPLIES["openai"]
+
+
+class Model:
+    """The fake server: each conversation's first user message picks its script; the
+    arrival of each conversation's first request is noted."""
+
+    def __init__(self) -> None:
+        self.arrived: dict[str, float] = {}
+        self.server = FakeServer(check=self.answer)
+
+    def answer(self, request: RecordedRequest) -> Reply:
+        body: Any = request.json
+        messages = body["messages"]
+        prompt = next(m["content"] for m in messages if m["role"] == "user")
+        self.arrived.setdefault(prompt, time.perf_counter())
+        turn = sum(1 for m in messages if m["role"] == "assistant")
+        stream = body.get("stream") is True
+        if prompt.startswith("busy") and turn < 2:
+            reply = OPENAI.reply("", [(f"c{turn}", "glob", {"pattern": "*.py"})], stream=stream)
+            return replace(reply, wait=0.02)
+        return replace(OPENAI.reply("done", stream=stream),
+                       wait=0.02 if prompt.startswith("busy") else 0.0)
+
+
+def root(model: Model, cwd: Path) -> Session:
+    """A root session talking to ``model``, its tools discovered, allowed to run them."""
+    environ = {**os.environ, "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": model.server.url}
+    session = Session.open(App(environ=environ, cwd=cwd), "openai", log=False,
+                           ask=lambda question: "y")
+    session.tools()
+    return session
+
+
+def fork_latency(model: Model, cwd: Path, rounds: int = 30) -> None:
+    session = root(model, cwd)
+    sup = Supervisor(session, max_running=64)
+    forked, direct = [], []
+    for i in range(rounds):
+        started = time.perf_counter()
+        child = sup.fork(f"latency {i}")
+        sup.wait([child], 30)
+        forked.append(model.arrived[f"latency {i}"] - started)
+        session.clear()  # a fresh conversation, as a child's is
+        started = time.perf_counter()
+        session.send(f"direct {i}")
+        direct.append(model.arrived[f"direct {i}"] - started)
+    sup.close()
+    f, d = statistics.median(forked), statistics.median(direct)
+    print(f"fork -> first request: median {f * 1000:.1f} ms, max {max(forked) * 1000:.1f} ms "
+          f"(target <= 150 ms); baseline send -> request {d * 1000:.1f} ms; "
+          f"ratio {f / d:.2f}x")
+
+
+def stalls(model: Model, cwd: Path, children: int = 16) -> None:
+    def ticker(stop: threading.Event, worst: list[float]) -> None:
+        due = time.perf_counter()
+        while not stop.is_set():
+            due += 0.01
+            time.sleep(max(due - time.perf_counter(), 0))
+            worst[0] = max(worst[0], time.perf_counter() - due)
+
+    def measure(work: Any) -> tuple[float, float]:
+        stop, worst = threading.Event(), [0.0]
+        tick = threading.Thread(target=ticker, args=(stop, worst))
+        tick.start()
+        started = time.perf_counter()
+        work()
+        elapsed = time.perf_counter() - started
+        stop.set()
+        tick.join()
+        return worst[0], elapsed
+
+    quiet, _ = measure(lambda: time.sleep(2))
+    sup = Supervisor(root(model, cwd), max_running=children)
+
+    def run_children() -> None:
+        ids = [sup.fork(f"busy {i}") for i in range(children)]
+        results = sup.wait(ids, 120)
+        bad = [r for r in results if r.status != "done"]
+        if bad:
+            raise SystemExit(f"benchmark stopped: a child ended {bad[0].status}: {bad[0].error}")
+
+    busy, elapsed = measure(run_children)
+    sup.close()
+    print(f"{children} children (3 turns, 2 glob calls each) in {elapsed:.2f} s: the parent's "
+          f"longest stall {busy * 1000:.1f} ms (target <= 50 ms); baseline with no children "
+          f"{quiet * 1000:.1f} ms")
+
+
+def rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def children_of_this_process() -> list[int]:
+    me, found = os.getpid(), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] not in "ZX":
+            found.append(int(pid))
+    return found
+
+
+def drift(model: Model, cwd: Path, cycles: int) -> None:
+    sup = Supervisor(root(model, cwd), max_running=4)
+
+    def cycle(i: int) -> None:
+        child = sup.fork(f"cycle {i}")
+        sup.wait([child], 30)
+        sup.kill(child)
+        del model.server.requests[:]  # the fake server's record of them is not ikigai's
+        model.arrived.clear()
+
+    for i in range(50):
+        cycle(i)
+    fds, threads, rss = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()
+    started = time.perf_counter()
+    for i in range(50, 50 + cycles):
+        cycle(i)
+    elapsed = time.perf_counter() - started
+    after = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()
+    sup.close()
+    print(f"{cycles} fork/wait/kill cycles in {elapsed:.1f} s ({elapsed / cycles * 1000:.1f} ms "
+          f"each): fds {after[0] - fds:+d}, threads {after[1] - threads:+d}, RSS "
+          f"{(after[2] - rss) / 1024:+.1f} MiB ({(after[2] - rss) / cycles:+.2f} KiB a cycle), "
+          f"processes left {len(children_of_this_process())}")
+
+
+def main() -> None:
+    cycles = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as work:
+        os.environ["IKIGAI_HOME"] = home
+        cwd = Path(work)
+        for n in range(20):
+            (cwd / f"m{n}.py").write_text("x = 1\n")
+        model = Model()
+        try:
+            fork_latency(model, cwd)
+            stalls(model, cwd)
+            drift(model, cwd, cycles)
+        finally:
+            model.server.close()
+
+
+if __name__ == "__main__":
+    main()
