@@ -105,3 +105,25 @@ def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_p
         "ikigai: agent agent (agent-1) killed: killed by root",
         "ikigai: agent 'agent-1' is killed; it takes no more messages"]
     assert "ikigai: no agent 'nope' below 'root'; `list` shows yours" in done.stderr
+
+
+def test_ctrl_c_stops_the_children_the_turn_forked_and_their_tools(model, isolated_home,
+                                                                   tmp_path):
+    from tests.support.procs import pid_written, wait_gone
+
+    pids = tmp_path / "pid"
+    m = model({"delegate": [[("agent_fork", {"prompt": "long job"})],
+                            [("agent_wait", {"timeout": 60})], "never reached"],
+               "long job": [[("bash", {"command": f"echo $$ > {pids}; exec sleep 60"})],
+                            "never reached"]})
+    with chat_on_terminal(m, isolated_home, tmp_path, "--yes") as chat:
+        chat.wait_for("tokens:")
+        chat.write(b"delegate\r")
+        pid = pid_written(pids)
+        chat.wait_for("agent_wait")
+        chat.write(b"\x03")
+        chat.wait_for("ikigai: interrupted")
+        assert wait_gone(pid), "the child's tool outlived Ctrl-C"
+        chat.wait_for("ikigai: agent agent (agent-1) killed: cancelled with its parent's turn")
+        chat.write(b"/agents\r")
+        chat.wait_for(re.compile(r"^  agent-1  agent  killed  \d+ tokens$", re.M).search)

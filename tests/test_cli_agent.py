@@ -66,6 +66,13 @@ def registry_names() -> list[str]:
     return names
 
 
+def chat_tools() -> int:
+    """How many tools a chat has: these, and the agent_* ones it serves (issue 25)."""
+    from ikigai_tools_builtin.builtin import AGENT_SCRIPTS
+
+    return len(registry_names()) + len(AGENT_SCRIPTS)
+
+
 def served_names() -> list[str]:
     """What ``ask`` sends: every tool discovered here and the ``agent_*`` tools of the agents
     API it serves (issue 25)."""
@@ -407,9 +414,9 @@ def test_chat_scripted_commands_and_a_message(keys, fake_server):
     result = invoke("chat", "--provider", "openai", input=script)
     assert result.exit_code == 0, result.stderr
     out = result.stdout
-    assert out.startswith("Available tools:\n  bash (")
+    assert out.startswith("Available tools:\n  agent_fork (")  # served by the chat
     assert "Tool: bash\nSource: system\n" in out and '"name": "bash"' in out
-    assert f"Tools refreshed. {len(registry_names())} tools available.\n" in out
+    assert f"Tools refreshed. {chat_tools()} tools available.\n" in out
     assert out.endswith("Hello there.\n")
     assert ">" not in out.replace("->", "")  # no prompt noise when stdin is not a terminal
     assert [prompts("openai", r) for r in fake_server.requests] == [["hi"]]
@@ -428,7 +435,7 @@ def test_refresh_right_after_start_waits_for_the_start_up_discovery(
     monkeypatch.setenv("IKIGAI_SCHEMA_TIMEOUT", "20")
     result = invoke("chat", "--provider", "openai", input="/refresh\n")
     assert result.exit_code == 0 and "Traceback" not in result.stderr, result.stderr
-    assert f"Tools refreshed. {len(registry_names())} tools available." in result.stdout
+    assert f"Tools refreshed. {chat_tools()} tools available." in result.stdout
     assert log.read_text() == "start\nend\nstart\nend\n"  # one after the other
 
 

@@ -191,31 +191,31 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
     use_reasoning(app, reasoning)
     run_grants = grants(yes, allow)
     front = front_end(app, plain=plain, interactive=True)
-    session = ChatSession(cli_session(
+    root = cli_session(
         app, front, "chat", provider=provider, model=model, stream=stream, max_turns=max_turns,
         max_cost=max_cost, no_log=no_log, system=system, skills=skills, tools=tools,
-        no_tools=no_tools,
-    ), app.discovery(), front, attached)
-    session.resume(resume, resume_last)
-    front.started(session, guard_line(app, run_grants))
-    session.session.ask = app.ask_user  # the terminal's asker, when the front end has one
-    discovery = session.discovery
-    discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
-    # prompt comes up now and a submit waits for the tools
-    from ikigai_core.orchestration import Supervisor
+        no_tools=no_tools)
+    from ikigai_core.orchestration import serving
 
-    supervisor = session.agents.supervisor = Supervisor.for_session(
-        session.session, on_event=session.agents.event)
-    session.agents.interject = front.interject
-    try:
-        with granted(run_grants):
-            for line in front.lines():
-                if not handle(session, line.strip()):
-                    break
-    except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
-        click.echo()
-    finally:
-        discovery.cancel()  # quitting before the tools were found must not wait for them
-        supervisor.close()  # every sub-agent stopped, its tools killed
+    with serving(root) as supervisor:  # the agents API; its end stops every sub-agent
+        session = ChatSession(root, app.discovery(), front, attached)
+        supervisor.on_event = session.agents.event
+        session.agents.supervisor = supervisor
+        session.agents.interject = front.interject
+        session.resume(resume, resume_last)
+        front.started(session, guard_line(app, run_grants))
+        root.ask = app.ask_user  # the terminal's asker, when the front end has one
+        discovery = session.discovery
+        discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
+        # prompt comes up now and a submit waits for the tools
+        try:
+            with granted(run_grants):
+                for line in front.lines():
+                    if not handle(session, line.strip()):
+                        break
+        except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
+            click.echo()
+        finally:
+            discovery.cancel()  # quitting before the tools were found must not wait for them
     if session.failure is not None:  # a script piping messages learns the last one failed
         sys.exit(session.failure.exit_code)

@@ -148,6 +148,9 @@ def answer(supervisor: Supervisor, token: str | None, body: bytes) -> tuple[int,
                         "error": {"code": exc.code, "message": str(exc)}}
     return 200, {"jsonrpc": "2.0", "id": request_id, "result": result}
 
+BUILTIN_TOOLS = "ikigai_tools_builtin.builtin"
+"""The built-in tools' plugin (``IKIGAI_DISABLE_PLUGINS`` may block it)."""
+
 
 @contextmanager
 def serving(session: Session, *,
@@ -160,11 +163,14 @@ def serving(session: Session, *,
 
     supervisor = Supervisor.for_session(session, on_event=on_event)
     server = ApiServer(supervisor)
-    app, tools = session.app, agent_tools()
+    app = session.app
+    # the agent_* tools are built-ins like the six: blocking the built-ins blocks them
+    tools = None if app.pm.is_blocked(BUILTIN_TOOLS) else agent_tools()
     supervisor.environ = {"IKIGAI_API": str(server.path)}
     session.tool_context(environ={**supervisor.environ,
                                   "IKIGAI_API_TOKEN": supervisor.root.token}, notices=None)
-    app.served_sources.append(tools)
+    if tools is not None:
+        app.served_sources.append(tools)
     session.registry = None  # discover again, with them
     if app.settings.agents_api_mcp:  # MCP servers start from the app's environment
         app.environ.update(supervisor.environ, IKIGAI_API_TOKEN=supervisor.root.token)
@@ -173,7 +179,8 @@ def serving(session: Session, *,
     finally:
         supervisor.close()
         server.close()
-        app.served_sources.remove(tools)
+        if tools is not None:
+            app.served_sources.remove(tools)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
