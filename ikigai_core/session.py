@@ -227,16 +227,21 @@ class Recorder:
                 conversation.system = with_skill(conversation.system, toolset.load(name))
         return conversation
 
-    def record(self, agent: Agent, conversation: Conversation, mark: int, prompt: str) -> None:
-        """Record the prompt that added ``conversation.messages[mark:]``; a log that cannot
-        be written is reported once, and the conversation goes on unrecorded."""
+    def record(self, agent: Agent, conversation: Conversation, mark: int, prompt: str,
+               cost: float | None = None) -> None:
+        """Record the prompt that added ``conversation.messages[mark:]``, which cost
+        ``cost`` US dollars (``None``: unknown); a log that cannot be written is reported
+        once, and the conversation goes on unrecorded."""
         if not self.enabled:
             return
         from ikigai_core.sessions import Turn
 
         advertised = {tool.name: tool for tool in agent.toolset.tools(agent.registry)}
-        turn = Turn(prompt, agent.provider.name, agent.model, conversation.messages[mark:],
-                    advertised, tuple(agent.toolset.loaded))
+        messages = conversation.messages[mark:]
+        usage = usage_of(messages)
+        turn = Turn(prompt, agent.provider.name, agent.model, messages, advertised,
+                    tuple(agent.toolset.loaded), cache_read_tokens=usage.cache_read_tokens,
+                    cache_write_tokens=usage.cache_write_tokens, cost=cost)
         try:
             self.parent = store_of(self.app).add_turn(
                 self.session_id, turn, command=self.command, cwd=self.app.cwd,
@@ -489,7 +494,7 @@ class Session:
         self.turn_usage = usage_of(self.exchange)
         self.add_usage(self.turn_usage)
         self.turn_cost = None if cost is None or self.cost is None else self.cost - cost
-        self.recorder.record(self.agent, self.conversation, mark, prompt)
+        self.recorder.record(self.agent, self.conversation, mark, prompt, self.turn_cost)
 
     def _deadline(self) -> AbstractContextManager[None]:
         """Around one prompt: its seconds counted; at the seconds limit the run stops as

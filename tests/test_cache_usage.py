@@ -3,7 +3,8 @@
 ``input_tokens``), OpenAI chat's ``prompt_tokens_details.cached_tokens``, Responses'
 ``input_tokens_details.cached_tokens`` and Gemini's ``cachedContentTokenCount`` (shares
 of the whole); ``ask --json`` shows them with the cost, priced with the cache reads and
-writes at their own prices, and the session log keeps them. Through ``ikigai ask``
+writes at their own prices; the session log keeps both per turn, and ``sessions list``
+shows the cache's share and the cost. Through ``ikigai ask``
 against the local fake server, streamed and not."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 
 import pytest
 
+from ikigai_core.commands.spend import dollars
 from ikigai_core.conversation import Usage
 from ikigai_core.prices import cost_of
 from tests.support.fakeserver import json_reply, sse_reply
@@ -92,3 +94,9 @@ def test_cache_counts_are_read_priced_shown_and_recorded(wire, stream, fake_serv
     assert 0 < answer["cost"] < cost_of(provider, model, Usage(1000, 5))  # the cache is cheaper
     [turn] = json.loads(invoke("sessions", "show", "--json", answer["session"]).stdout)["turns"]
     assert turn["messages"][-1]["usage"] == answer["usage"]
+    assert (turn["cache_read_tokens"], turn["cache_write_tokens"]) == (900, written)
+    assert turn["cost"] == pytest.approx(answer["cost"])
+    [listed] = json.loads(invoke("sessions", "list", "--json").stdout)
+    assert (listed["cache_read_tokens"], listed["cost"]) == (900, pytest.approx(answer["cost"]))
+    assert f"1005 tokens (cache 90%)  {dollars(answer['cost'])}  hello" in invoke(
+        "sessions", "list").stdout

@@ -47,9 +47,9 @@ def test_two_continues_at_once_branch_and_the_next_follows_one(fake_server, tmp_
     assert sent == ["first", turns[2]["prompt"], "fourth"]  # one branch, never both
     assert [(t["seq"], t["parent"]) for t in turns] == [(0, None), (1, 0), (2, 0), (3, 2)]
     shown = invoke("sessions", "show", session, "--markdown").stdout
-    assert f"## Prompt 3 (openai gpt-4o-mini, 15 tokens, going on from prompt 1)\n\n" \
+    assert f"## Prompt 3 (openai gpt-4o-mini, 15 tokens, <$0.0001, going on from prompt 1)\n\n" \
            f"> {turns[2]['prompt']}\n" in shown
-    assert "## Prompt 4 (openai gpt-4o-mini, 15 tokens)\n\n> fourth\n" in shown
+    assert "## Prompt 4 (openai gpt-4o-mini, 15 tokens, <$0.0001)\n\n> fourth\n" in shown
 
 
 def test_a_log_of_schema_1_is_one_chain_after_the_migration(isolated_home, tmp_path):

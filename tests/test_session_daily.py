@@ -67,7 +67,7 @@ def test_chat_resume_and_sessions(fake_server):
         f"/sessions\n/resume {first[:6]}\ngamma\n/resume\ndelta\n/resume nosuch\n"))
     assert chat.returncode == 0, chat.stderr
     listed = chat.stdout.splitlines()[:2]
-    assert listed[0].startswith(f"{second}  ") and listed[0].endswith("  1 turn  15 tokens  beta")
+    assert listed[0].startswith(f"{second}  ") and listed[0].endswith("  1 turn  15 tokens  <$0.0001  beta")
     assert listed[1].startswith(f"{first}  ") and listed[1].endswith("alpha")
     assert user_texts(fake_server.requests[2].json) == ["alpha", "gamma"]
     # /resume alone: the last conversation here, which gamma just went on with
@@ -198,7 +198,7 @@ def test_show_markdown_is_markdown_and_plain_is_not(fake_server):
     head, system, prompt = markdown.split("\n## ")
     assert head.startswith(f"# Session {session}\n\nask in `")
     assert system == "System prompt\n\n```markdown\nBe brief.\n# Rules\n```\n"  # fenced
-    assert prompt.startswith("Prompt 1 (openai gpt-4o-mini, 30 tokens)\n\n> greet\n> them\n\n"
+    assert prompt.startswith("Prompt 1 (openai gpt-4o-mini, 30 tokens, <$0.0001)\n\n> greet\n> them\n\n"
                              "Tool call `bash` (")
     assert "s):\n\n```sh\necho hi\n```\n\nResult:\n\n```json\n{\n  \"tool_success\": true," \
         in prompt  # the command as a shell block, the result as indented JSON
@@ -209,7 +209,7 @@ def test_show_markdown_is_markdown_and_plain_is_not(fake_server):
     plain = ikigai("sessions", "show", session[:6]).stdout
     assert plain == ikigai("sessions", "show", session[:6], "--plain").stdout != markdown
     assert plain.startswith(f"Session {session}: ask in {Path.cwd()}, ")
-    assert "\n\nPrompt 1 (openai gpt-4o-mini, 30 tokens):\n    greet\n    them\n\n" \
+    assert "\n\nPrompt 1 (openai gpt-4o-mini, 30 tokens, <$0.0001):\n    greet\n    them\n\n" \
            "Tool bash (" in plain
     assert 's): {"command": "echo hi"}\n  → {"tool_success": true, ' in plain
     assert not any(line.startswith(("#", "```", ">")) for line in plain.splitlines())

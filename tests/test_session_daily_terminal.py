@@ -15,7 +15,7 @@ def test_sessions_and_resume_on_a_terminal(fake_server, chat):  # noqa: F811
     session = str(asked("remember the walrus")["session"])
     chat.write(b"/sessions\r")
     chat.wait_for(f"{session}  ")
-    assert "1 turn  15 tokens  remember the walrus" in chat.text
+    assert "1 turn  15 tokens  <$0.0001  remember the walrus" in chat.text
     chat.write(f"/resume {session[:6]}\r".encode())
     chat.wait_for(f"continuing session {session} (1 earlier prompts)")
     chat.write(b"and now?\r")

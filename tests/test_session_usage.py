@@ -24,4 +24,4 @@ def test_a_bad_token_count_from_the_provider_is_ignored(count, fake_server):
     assert json.loads(answered.stdout)["usage"] == {
         "input_tokens": 0, "output_tokens": 3, "cache_read_tokens": 0, "cache_write_tokens": 0}
     (line,) = invoke("sessions", "list").stdout.splitlines()
-    assert "  1 turn  3 tokens  q" in line
+    assert "  1 turn  3 tokens  <$0.0001  q" in line

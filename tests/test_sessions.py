@@ -274,7 +274,7 @@ def test_show_markdown_is_a_transcript(fake_server):
                                 "greet").stdout)["session"]
     text = invoke("sessions", "show", session, "--markdown").stdout
     assert text.startswith(f"# Session {session}\n\nask in `")
-    assert "## Prompt 1 (openai gpt-4o-mini, 30 tokens)\n\n> greet\n" in text
+    assert "## Prompt 1 (openai gpt-4o-mini, 30 tokens, <$0.0001)\n\n> greet\n" in text
     assert "Tool call `bash` (" in text and "```sh\necho hi\n```" in text
     assert text.endswith("```\n\nSaid hi.\n")
 

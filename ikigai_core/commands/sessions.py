@@ -15,6 +15,7 @@ import click
 
 from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.commands.session_tree import Tree, tree_json, tree_lines
+from ikigai_core.commands.spend import tokens_words
 from ikigai_core.commands.tools import pass_app
 from ikigai_core.session import store_of
 
@@ -49,18 +50,18 @@ def list_sessions(app: App, as_json: bool) -> None:
 
 def summary_line(s: SessionSummary, tree: Tree) -> str:
     """One conversation as ``sessions list`` and chat's ``/sessions`` show it: id, time,
-    model, turns, tokens (its sub-agents' included, and how many there were) and the start
-    of its first prompt, on one printable line."""
+    model, turns, tokens (its sub-agents' included, and how many there were; the prompt
+    cache's share, the cost) and the start of its first prompt, on one printable line."""
     prompt = printable(s.first_prompt or "?", keep_newlines=False)
     if len(prompt) > PROMPT_SHOWN:
         prompt = prompt[: PROMPT_SHOWN - 1] + "…"
     rolled = tree.rolled_up(s)
-    tokens = rolled["input_tokens"] + rolled["output_tokens"]
     agents = rolled["agents"]
     with_agents = "" if not agents else f" (with {agents} sub-agent{'s' * (agents > 1)})"
+    tokens = tokens_words({**asdict(s), **rolled})
     turns = "1 turn" if s.turns == 1 else f"{s.turns} turns"
     return printable(f"{s.id}  {_when(s.updated)}  {s.model or '?'}  {turns}  "
-                     f"{tokens} tokens{with_agents}  {prompt}")
+                     f"{tokens}{with_agents}  {prompt}")
 
 
 def _when(stamp: float | None) -> str:
@@ -164,13 +165,14 @@ def plain_transcript(data: Mapping[str, Any]) -> str:
 
 
 def _title(turn: Mapping[str, Any]) -> str:
-    """``3 (openai gpt-4o, 15 tokens, going on from prompt 1)``: a prompt's number, model,
-    tokens, and the prompt it went on from when not the one before."""
+    """``3 (openai gpt-4o, 15 tokens, $0.0001, going on from prompt 1)``: a prompt's
+    number, model, tokens and cost, and the prompt it went on from when not the one
+    before."""
     parent = turn["parent"]
     after = ("" if parent is None or parent == turn["seq"] - 1
              else f", going on from prompt {parent + 1}")
     return (f"{turn['seq'] + 1} ({turn['provider']} {turn['model']}, "
-            f"{turn['input_tokens'] + turn['output_tokens']} tokens{after})")
+            f"{tokens_words(turn, ', ')}{after})")
 
 
 def _steps(turn: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any] | None]]:

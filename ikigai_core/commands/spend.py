@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ikigai_core.conversation import Usage
 
 
 def dollars(cost: float | None) -> str:
-    """``$0.0123`` (four decimals under a dollar, two above); ``$?`` for an unknown price."""
+    """``$0.0123`` (four decimals under a dollar, two above, ``<$0.0001`` for less but
+    not nothing); ``$?`` for an unknown price."""
     if cost is None:
         return "$?"
+    if 0 < cost < 0.0001:
+        return "<$0.0001"
     return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
+
+
+def tokens_words(row: Mapping[str, Any], sep: str = "  ") -> str:
+    """A recorded turn's or conversation's ``row`` (its token counts and cost) as
+    ``15 tokens``, then ``(cache 87%)`` once the provider reported a prompt cache (the
+    share of the input read from it), then, after ``sep``, the cost when it is known."""
+    given = row["input_tokens"]
+    words = f"{given + row['output_tokens']} tokens"
+    if (row.get("cache_read_tokens") or row.get("cache_write_tokens")) and given:
+        words += f" (cache {row['cache_read_tokens'] / given:.0%})"
+    cost = row.get("cost")
+    return words if cost is None else f"{words}{sep}{dollars(cost)}"
 
 
 def spend_words(turn: Usage, total: Usage, cost: float | None) -> list[str]:
