@@ -41,6 +41,8 @@ COMMANDS = {
     "ask": ("ikigai_core.commands.agent:ask",
             "Ask the model PROMPT once: the answer on stdout, the tools it calls on stderr."),
     "chat": ("ikigai_core.commands.chat:chat", "Talk with the model; /help lists the commands."),
+    "batch": ("ikigai_core.commands.batch:batch",
+              "Run every task of TASKS.jsonl as a session; append each result to a JSONL file."),
     "sessions": ("ikigai_core.commands.sessions:sessions",
                  "The recorded conversations of ask and chat ($IKIGAI_HOME/sessions.db)."),
     "skill": ("ikigai_core.commands.skills:skill_group",

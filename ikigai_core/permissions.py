@@ -139,6 +139,15 @@ def _found(pattern: str, text: str, on_timeout: bool) -> bool:
         return on_timeout
 
 
+def allow_rule(spec: str, origin: str) -> Rule:
+    """``TOOL[:CONDITION]``, as ``--allow`` (``origin``) takes it: the rule allowing those
+    calls; a :class:`UsageError` naming ``origin`` when it is malformed."""
+    tool, _, condition = spec.partition(":")
+    if not tool:
+        raise UsageError(f"{origin} {spec!r}: name a tool, e.g. {origin} bash")
+    return Rule(tool, "allow", (parse_condition(condition),) if condition else (), origin=origin)
+
+
 def parse_condition(text: str) -> Condition:
     """``POINTER~REGEX`` or ``POINTER=VALUE`` (VALUE is JSON when it parses, else a string);
     the pointer ends at the first ``~`` or ``=``. Checked by :func:`condition_of`, as

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ikigai_core.commands.output import printable
-from ikigai_core.errors import UsageError
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
@@ -39,16 +38,9 @@ approval_options = (
 def grants(yes: bool, allow: tuple[str, ...]) -> Grants:
     """The run's grants from ``--yes`` and ``--allow``; a malformed one is a usage error."""
     from ikigai_core.defaults.approvals import Grants
-    from ikigai_core.permissions import Rule, parse_condition
+    from ikigai_core.permissions import allow_rule
 
-    rules = []
-    for spec in allow:
-        tool, _, condition = spec.partition(":")
-        if not tool:
-            raise UsageError(f"--allow {spec!r}: name a tool, e.g. --allow bash")
-        when = (parse_condition(condition),) if condition else ()
-        rules.append(Rule(tool, "allow", when, origin="--allow"))
-    return Grants(yes, tuple(rules))
+    return Grants(yes, tuple(allow_rule(spec, "--allow") for spec in allow))
 
 
 def guard_line(app: App, granted: Grants) -> str:

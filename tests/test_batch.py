@@ -1,0 +1,222 @@
+"""`ikigai batch` on local worker processes against a fake model that answers every task
+from its own request (issue 28): the tasks checked first, results appended once each, a
+rerun resuming, a killed worker's task run again and said so."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ikigai_core.app import App
+from ikigai_core.batch import run_batch
+from ikigai_core.batch_pool import LocalPool
+from ikigai_core.batch_results import ResultsFile
+from ikigai_core.batch_tasks import read_tasks
+from ikigai_core.batch_worker import run_task
+from ikigai_core.errors import UsageError
+from tests.support.echo_model import EchoModel
+
+KILL_MY_WORKER = "kill -9 $(ps -o ppid= -p $PPID)"
+"""A bash command killing the worker process running the task (the bash tool's parent)."""
+
+
+@pytest.fixture
+def model(isolated_home, monkeypatch):
+    server = EchoModel()
+    for name, value in server.environ.items():
+        monkeypatch.setenv(name, value)
+    yield server
+    server.close()
+
+
+def write_tasks(path: Path, *tasks: dict | str) -> Path:
+    path.write_text("".join((t if isinstance(t, str) else json.dumps(t)) + "\n" for t in tasks))
+    return path
+
+
+def batch(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ikigai_core.cli", "batch", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_malformed_line_is_one_line_and_nothing_runs(model, tmp_path):
+    write_tasks(tmp_path / "tasks.jsonl",
+                {"id": "ok", "prompt": "hi"},
+                "not json",
+                '["a list"]',
+                {"id": "ok", "prompt": "again"},
+                {"prompt": "no id"},
+                {"id": "../up", "prompt": "hi"},
+                {"id": "p", "prompt": "hi", "promt": "typo"},
+                {"id": "c", "prompt": "hi", "cwd": "missing-folder"},
+                {"id": "t", "prompt": "hi", "tools": "bash"},
+                {"id": "a", "prompt": "hi", "allow": [":x"]})
+    done = batch("tasks.jsonl", cwd=tmp_path)
+    assert done.returncode == 2
+    said = done.stderr.splitlines()
+    assert [line.split(": ", 2)[1] for line in said[:-1]] == [
+        f"tasks.jsonl:{n}" for n in range(2, 11)]
+    assert "not JSON" in said[0] and "not an object" in said[1]
+    assert "id 'ok' is on line 1 too" in said[2] and "id is missing" in said[3]
+    assert "did you mean 'prompt'" in said[5] and "not a folder" in said[6]
+    assert said[-1] == "ikigai: nothing was run; fix the tasks file"
+    assert model.asked == {}
+    assert not (tmp_path / "tasks.results.jsonl").exists()
+
+
+def test_an_unusable_provider_or_an_agent_stops_the_batch_before_it_starts(model, tmp_path):
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "hi", "provider": "nope"},
+                {"id": "b", "prompt": "hi", "agent": "reviewer"})
+    done = batch("tasks.jsonl", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "tasks.jsonl:1: Unknown provider 'nope'" in done.stderr
+    assert "tasks.jsonl:2: agent 'reviewer': agent definitions are not available" in done.stderr
+    assert model.asked == {}
+
+
+def test_tasks_run_on_workers_and_each_result_is_one_line(model, tmp_path):
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "data.txt").write_text("from the seed\n")
+    write_tasks(tmp_path / "tasks.jsonl",
+                *({"id": f"t{i}", "prompt": f"hello {i}"} for i in range(4)),
+                {"id": "allowed", "prompt": "bash: cat data.txt && touch made", "cwd": "seed",
+                 "allow": ["bash:/command~^cat "]},
+                {"id": "denied", "prompt": "bash: touch made"},
+                {"id": "broken", "prompt": "fail"})
+    done = batch("tasks.jsonl", "--workers", "2", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == "6 done, 1 failed; results in tasks.results.jsonl\n"
+    assert "task broken failed: Provider 'openai' rejected the request (HTTP 400)" in done.stderr
+    results = {r["id"]: r for r in lines(tmp_path / "tasks.results.jsonl")}
+    assert sorted(results) == ["allowed", "broken", "denied", "t0", "t1", "t2", "t3"]
+    assert results["t2"]["text"] == "echo: hello 2" and results["t2"]["status"] == "done"
+    assert results["t2"]["usage"] == {"input_tokens": 10, "output_tokens": 5}
+    assert results["t2"]["attempts"] == 1 and results["t2"]["session"]
+    assert results["allowed"]["text"] == "ran: from the seed"
+    assert results["allowed"]["tool_calls"] == [{"name": "bash", "ok": True}]
+    assert results["denied"]["tool_calls"][0]["error_code"] == "TOOL_DENIED"
+    assert "bash was not run: it needs approval" in results["denied"]["notices"][0]
+    assert results["broken"]["status"] == "failed" and results["broken"]["session"] is None
+    assert not (seed / "made").exists()  # the task worked on its own copy
+    assert model.asked["hello 0"] == 1
+
+
+def test_a_rerun_skips_finished_tasks_and_a_cut_short_line_runs_again(model, tmp_path):
+    tasks = write_tasks(tmp_path / "tasks.jsonl",
+                        *({"id": f"t{i}", "prompt": f"hello {i}"} for i in range(3)))
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"id": "t0", "status": "done"}) + "\n" + '{"id": "t1", "sta')
+    done = batch(str(tasks), "--out", str(out), "--workers", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "dropped its last line, cut short" in done.stderr
+    assert done.stdout.startswith("2 done, 0 failed, 1 skipped (finished before)")
+    assert [r["id"] for r in lines(out)] == ["t0", "t1", "t2"]
+    assert model.asked == {"hello 1": 1, "hello 2": 1}
+    again = batch(str(tasks), "--out", str(out), cwd=tmp_path)
+    assert again.stdout.startswith("0 done, 0 failed, 3 skipped") and len(lines(out)) == 3
+
+
+def test_a_results_file_that_is_not_one_is_refused(model, tmp_path):
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "t", "prompt": "hi"})
+    (tmp_path / "tasks.results.jsonl").write_text('{"id": "t"}\nhello\n{"no": "id"}\n')
+    done = batch("tasks.jsonl", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "ikigai: tasks.results.jsonl:2: not a JSON line",
+        "ikigai: tasks.results.jsonl:3: not a result (no task id)",
+        "ikigai: this is not an ikigai batch results file; pass --out with another file"]
+    assert model.asked == {}
+
+
+def test_two_batches_cannot_write_one_results_file(tmp_path):
+    first = ResultsFile(tmp_path / "r.jsonl")
+    try:
+        with pytest.raises(UsageError, match="another ikigai batch is writing"):
+            ResultsFile(tmp_path / "r.jsonl")
+    finally:
+        first.close()
+
+
+class Events:
+    """The coordinator's events, and the pool, so a test can act on a running task."""
+
+    def __init__(self):
+        self.results = []
+
+    def started(self, task):
+        pass
+
+    def finished(self, result):
+        self.results.append(result)
+
+
+def test_a_killed_workers_task_runs_once_more_and_says_so(model, tmp_path):
+    """The worker running `once` is killed (by the task itself, the first time): the task
+    is started again on a new worker and its line says so; a task killing every worker
+    fails after its second attempt; the other tasks finish once each."""
+    marker = tmp_path / "killed-once"
+    write_tasks(tmp_path / "tasks.jsonl",
+                {"id": "once", "prompt": f"bash: test -e {marker} && echo survived || "
+                                         f"{{ touch {marker}; {KILL_MY_WORKER}; }}"},
+                {"id": "always", "prompt": f"bash: {KILL_MY_WORKER}"},
+                *({"id": f"t{i}", "prompt": f"hello {i}"} for i in range(3)))
+    tasks = read_tasks(tmp_path / "tasks.jsonl")
+    results = ResultsFile(tmp_path / "out.jsonl")
+    pool = LocalPool(2, {"allow": ["bash"], "environ": {}, "work": None})
+    events = Events()
+    try:
+        run_batch(tasks, results, pool, events, poll=0.1)
+    finally:
+        pool.close()
+        results.close()
+    assert not any(w.process.is_alive() for w in pool.workers)
+    written = {r["id"]: r for r in lines(tmp_path / "out.jsonl")}
+    assert len(written) == 5 and written == {r["id"]: r for r in events.results}
+    once = written["once"]
+    assert once["status"] == "done" and once["text"] == "ran: survived"
+    assert once["attempts"] == 2
+    assert once["worker_deaths"] == [once["worker_deaths"][0]]
+    assert once["worker_deaths"][0].endswith("was killed by signal 9")
+    always = written["always"]
+    assert always["status"] == "failed" and always["attempts"] == 2
+    assert always["error"].startswith("its worker died 2 times; last: worker process")
+    assert all(written[f"t{i}"]["attempts"] == 1 for i in range(3))
+
+
+def test_a_task_runs_in_this_process_as_a_worker_runs_it(model, tmp_path):
+    """run_task, the worker's whole job, in this process: the work folder kept under
+    --work, the result's fields; a folder that cannot be made fails the task."""
+    (tmp_path / "seed").mkdir()
+    (tmp_path / "seed" / "f.txt").write_text("x")
+    task = read_tasks(write_tasks(tmp_path / "t.jsonl", {"id": "w", "prompt": "bash: ls",
+                                                         "cwd": "seed", "tools": ["bash"]}))[0]
+    keep = tmp_path / "work"
+    result = run_task(task.to_json(), {"allow": ["bash"], "environ": {}, "work": str(keep)})
+    assert result["text"] == "ran: f.txt" and result["work"] == str(keep / "w")
+    assert (keep / "w" / "f.txt").exists()
+    (tmp_path / "blocked").write_text("a file, not a folder")
+    failed = run_task(task.to_json(), {"work": str(tmp_path / "blocked")})
+    assert failed["status"] == "failed"
+    assert failed["error"].startswith("cannot make the task's work folder")
+    none = run_task({**task.to_json(), "tools": []}, {"allow": ["bash"], "work": None})
+    assert none["tool_calls"][0]["error_code"] == "TOOL_NOT_FOUND"
+
+
+def test_forwarded_environment_holds_settings_and_provider_variables(model, monkeypatch):
+    from ikigai_core.batch import forwarded_environ
+
+    monkeypatch.setenv("UNRELATED", "x")
+    sent = forwarded_environ(App())
+    assert sent["OPENAI_BASE_URL"] == model.url and sent["IKIGAI_PROVIDER"] == "openai"
+    assert "UNRELATED" not in sent and "PATH" not in sent
+    assert os.environ["IKIGAI_HOME"] == sent["IKIGAI_HOME"]
