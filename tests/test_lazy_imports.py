@@ -131,3 +131,19 @@ def test_help_fits_the_terminal_it_is_shown_on(isolated_home, tmp_path, columns,
         os.close(leader)
     assert "Commands:" in shown
     assert max(map(len, shown.splitlines())) in range(widest - 8, widest + 1), shown
+
+
+def test_batch_on_local_workers_never_imports_ray(isolated_home, tmp_path):
+    """Ray is the `ray` extra's, imported by `ikigai batch --ray` only (issue 28): a local
+    batch runs without it."""
+    from tests.support.echo_model import EchoModel
+
+    model = EchoModel()
+    try:
+        (tmp_path / "tasks.jsonl").write_text('{"id": "t", "prompt": "hi"}\n')
+        env = {**os.environ, **model.environ}
+        assert heavy_imports(["batch", "tasks.jsonl", "--workers", "1"], env=env,
+                             cwd=str(tmp_path), watched=["ray"]) == []
+        assert (tmp_path / "tasks.results.jsonl").read_text().count('"done"') == 1
+    finally:
+        model.close()

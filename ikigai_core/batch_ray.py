@@ -1,0 +1,82 @@
+"""``ikigai batch --ray ADDRESS``: each task a Ray task on an existing Ray cluster.
+
+Ray (``pip install 'ikigai-core[ray]'``) is imported here only. A task takes one CPU of
+the cluster and runs :func:`~ikigai_core.batch_worker.run_task` on whichever node Ray
+places it, its tools on that node. Ray's own retries are off (``max_retries=0``): when a
+worker or its node dies, the coordinator learns it here and decides (one more attempt,
+recorded in the result), so that no task is run or reported behind its back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ikigai_core.batch import Finished
+from ikigai_core.batch_tasks import Task
+from ikigai_core.errors import UsageError
+
+
+def connect(address: str) -> Any:
+    """The ``ray`` module, connected to the cluster at ``address`` (``auto``: the one this
+    machine runs); a :class:`UsageError` when Ray is missing or the cluster cannot be
+    reached."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--ray needs Ray: pip install 'ikigai-core[ray]'") from None
+    try:
+        ray.init(address=address, log_to_driver=False, logging_level="ERROR",
+                 configure_logging=False, include_dashboard=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise UsageError(f"cannot connect to the Ray cluster at {address}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; "
+                         "start one with `ray start --head`, or pass its address") from None
+    return ray
+
+
+class RayCluster:
+    """The cluster as :class:`~ikigai_core.batch.Workers`: one task per CPU it has.
+
+    :param address: the cluster's address (``auto``, ``HOST:PORT``, ``ray://...``).
+    :param options: what every task runs with (:func:`~ikigai_core.batch_worker.run_task`).
+    """
+
+    def __init__(self, address: str, options: Mapping[str, Any]) -> None:
+        from ikigai_core.batch_worker import run_task
+
+        self.ray = connect(address)
+        self.slots = max(1, int(self.ray.cluster_resources().get("CPU", 0)))
+        self.remote = self.ray.remote(num_cpus=1, max_retries=0)(run_task)
+        self.options = self.ray.put(dict(options))
+        self.running: dict[Any, Task] = {}
+
+    def submit(self, task: Task) -> None:
+        """Queue ``task`` on the cluster."""
+        self.running[self.remote.remote(task.to_json(), self.options)] = task
+
+    def collect(self, timeout: float) -> list[Finished]:
+        """Results that came back; a task whose worker or node died, with Ray's words."""
+        ray = self.ray
+        ready, _ = ray.wait(list(self.running), num_returns=1, timeout=timeout)
+        if ready:
+            ready, _ = ray.wait(list(self.running), num_returns=len(self.running), timeout=0)
+        done = []
+        for ref in ready:
+            task = self.running.pop(ref)
+            try:
+                done.append(Finished(task, ray.get(ref)))
+            except ray.exceptions.RayError as exc:
+                done.append(Finished(task, death=_first_line(exc)))
+        return done
+
+    def close(self) -> None:
+        """Cancel what still runs and leave the cluster (it keeps running)."""
+        for ref in self.running:
+            self.ray.cancel(ref, force=True)
+        self.ray.shutdown()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
