@@ -71,7 +71,7 @@ class BatchEvents(Protocol):
 
 def check_tasks(app: App, tasks: Sequence[Task], source: Path) -> None:
     """Before anything runs: every provider the tasks name can be used here (its plugin,
-    its key), and no task names an agent; :class:`Problems` listing each problem."""
+    its key), every agent they name is defined; :class:`Problems` listing each problem."""
     from ikigai_core.session import ready_provider
 
     problems: list[str] = []
@@ -85,9 +85,8 @@ def check_tasks(app: App, tasks: Sequence[Task], source: Path) -> None:
                 providers[task.provider] = str(exc)
         if providers[task.provider] is not None:
             problems.append(f"{source}:{task.line}: {providers[task.provider]}")
-        if task.agent is not None:
-            problems.append(f"{source}:{task.line}: agent '{task.agent}': agent definitions are "
-                            "not available in this version of ikigai; remove the field")
+        if task.agent is not None and task.agent not in app.agents:
+            problems.append(f"{source}:{task.line}: {app.agents.why_not(task.agent)}")
     if problems:
         raise Problems(problems, "nothing was run; fix the tasks file")
 
@@ -137,5 +136,5 @@ def died(task: Task, deaths: Sequence[str]) -> dict[str, Any]:
     """The result of a task whose every worker died."""
     return {"id": task.id, "status": "failed", "text": None,
             "error": f"its worker died {len(deaths)} times; last: {deaths[-1]}",
-            "provider": task.provider, "model": task.model, "usage": None, "session": None,
-            "tool_calls": [], "notices": []}
+            "provider": task.provider, "model": task.model, "usage": None, "cost": None,
+            "session": None, "tool_calls": [], "notices": []}

@@ -16,23 +16,45 @@ from ikigai_core.batch import Finished
 from ikigai_core.batch_tasks import Task
 from ikigai_core.errors import UsageError
 
+CONNECT_TIMEOUT = 5.0
+"""Seconds the cluster's address has to accept a connection."""
+
 
 def connect(address: str) -> Any:
     """The ``ray`` module, connected to the cluster at ``address`` (``auto``: the one this
     machine runs); a :class:`UsageError` when Ray is missing or the cluster cannot be
     reached."""
+    import logging
+
     try:
         import ray
     except ImportError:
         raise UsageError("--ray needs Ray: pip install 'ikigai-core[ray]'") from None
+    _reachable(address)
     try:
-        ray.init(address=address, log_to_driver=False, logging_level="ERROR",
+        ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR,
                  configure_logging=False, include_dashboard=False)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise UsageError(f"cannot connect to the Ray cluster at {address}: "
-                         f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; "
-                         "start one with `ray start --head`, or pass its address") from None
+                         f"{_first_line(exc)}; start one with `ray start --head`, or pass "
+                         "its address") from None
     return ray
+
+
+def _reachable(address: str) -> None:
+    """A ``HOST:PORT`` nobody answers on is refused at once (Ray itself would retry for
+    ever, logging each try); ``auto`` and ``ray://`` addresses are left to Ray."""
+    import socket
+
+    host, colon, port = address.rpartition(":")
+    if not colon or not port.isdigit() or "/" in address:
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise UsageError(f"cannot connect to the Ray cluster at {address}: "
+                         f"{exc.strerror or exc}; start one with `ray start --head`, or "
+                         "pass its address") from None
 
 
 class RayCluster:

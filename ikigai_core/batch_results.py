@@ -32,6 +32,7 @@ class ResultsFile:
         import fcntl
 
         self.path = path
+        self.created = not path.exists()
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
         except OSError as exc:
@@ -89,5 +90,8 @@ class ResultsFile:
         self.finished[result["id"]] = result
 
     def close(self) -> None:
-        """Release the lock and the file."""
+        """Release the lock and the file; one this batch made and wrote nothing to is
+        removed (a batch that could not start leaves no empty file)."""
+        if self.created and not self.finished:
+            self.path.unlink(missing_ok=True)
         os.close(self._fd)

@@ -143,7 +143,7 @@ def parse_task(raw: bytes, line: int, *, base: Path) -> Task:
         raise ValueError("prompt is empty")
     return Task(id=task_id, prompt=prompt, line=line, cwd=_folder(data, base),
                 provider=_text(data, "provider"), model=_text(data, "model"),
-                tools=_names(data, "tools"), budget=_object(data, "budget"),
+                tools=_names(data, "tools"), budget=_budget(data),
                 agent=_text(data, "agent"), allow=_rules(data))
 
 
@@ -180,10 +180,15 @@ def _rules(data: dict[str, Any]) -> tuple[str, ...]:
     return specs
 
 
-def _object(data: dict[str, Any], key: str) -> dict[str, Any] | None:
-    value = data.get(key)
-    if value is not None and not isinstance(value, dict):
-        raise ValueError(f"{key} must be an object")
+def _budget(data: dict[str, Any]) -> dict[str, Any] | None:
+    """``budget``: ``{tokens, turns, seconds, cost}``, checked now (kept as given)."""
+    from ikigai_core.orchestration.limits import parse_budget
+
+    value = data.get("budget")
+    try:
+        parse_budget(value)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
     return value
 
 

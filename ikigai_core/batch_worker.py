@@ -14,12 +14,13 @@ import shutil
 import socket
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.batch_tasks import Task
+from ikigai_core.errors import IkigaiError, UsageError
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
@@ -28,21 +29,21 @@ if TYPE_CHECKING:
 
 def run_task(task: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
     """Run ``task`` (:meth:`Task.to_json`) and return its result line. The task's own
-    failures (a provider error, a budget, a tool guard) are a ``failed`` result, never an
-    exception.
+    failures (a provider error, a budget reached, a tool guard) are its result's
+    ``status`` and ``error``, never an exception.
 
     :param options: ``allow`` (the batch's ``--allow`` rules), ``environ`` (variables set
         over this process's environment), ``work`` (a folder keeping each task's work
         folder, or ``None``: a temporary one, removed after).
     """
     from ikigai_core.app import App
-    from ikigai_core.errors import IkigaiError
 
     chosen = Task.from_json(dict(task))
     started = time.monotonic()
     result: dict[str, Any] = {"id": chosen.id, "status": "failed", "text": None, "error": None,
                               "provider": chosen.provider, "model": chosen.model,
-                              "usage": None, "session": None, "tool_calls": [], "notices": []}
+                              "usage": None, "cost": None, "session": None, "tool_calls": [],
+                              "notices": []}
     try:
         with work_folder(chosen.id, chosen.cwd, options.get("work")) as folder:
             app = App(environ={**os.environ, **options.get("environ", {})}, cwd=folder)
@@ -65,35 +66,61 @@ def run_task(task: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, A
 
 
 def open_session(app: App, task: Task) -> Session:
-    """The task's session: its provider, model and tools; recorded as started by ``batch``;
-    not streamed (nobody watches)."""
+    """The task's session: its provider, model, tools and budget, or its agent definition's
+    (the task's own fields win, the budget limit by limit); recorded as started by
+    ``batch``; not streamed (nobody watches)."""
+    from ikigai_core.budget import Budget
+    from ikigai_core.orchestration.limits import filled, parse_budget
     from ikigai_core.session import Session
 
-    return Session.open(app, task.provider, task.model, stream=False, command="batch",
-                        tools=None if not task.tools else ",".join(task.tools),
-                        no_tools=task.tools == ())
+    budget = parse_budget(task.budget)
+    model, tools, system, max_turns = task.model, task.tools, None, None
+    if task.agent is not None:
+        if task.agent not in app.agents:
+            raise UsageError(app.agents.why_not(task.agent))
+        definition = app.agents[task.agent]
+        budget = filled(budget, definition.budget)
+        model, system, max_turns = model or definition.model, definition.prompt, \
+            definition.max_turns
+        tools = tools if tools is not None else definition.tools
+    return Session.open(app, task.provider, model, system=system, stream=False,
+                        tools=",".join(tools) if tools else None, no_tools=tools == (),
+                        max_turns=max_turns, command="batch",
+                        budget=filled(budget, Budget(cost=app.settings.max_cost)))
 
 
-def answer(session: Session, task: Task, allow: tuple[str, ...]) -> dict[str, Any]:
-    """Send the task's prompt under its grants; what the result says of the answer."""
+def answer(session: Session, task: Task, allow: Sequence[str]) -> dict[str, Any]:
+    """Send the task's prompt under its grants; what the result says of the answer (and,
+    when a budget stopped it, of what was answered before: then it is raised)."""
+    from ikigai_core.budget import BudgetExceeded
     from ikigai_core.conversation import ToolResultsMessage
     from ikigai_core.defaults.approvals import Grants, granted
     from ikigai_core.permissions import allow_rule
 
     rules = (*(allow_rule(spec, "--allow") for spec in allow),
              *(allow_rule(spec, "allow") for spec in task.allow))
-    with granted(Grants(False, rules)):
-        reply = session.send(task.prompt)
+    spent: dict[str, Any] = {}
+    try:
+        with granted(Grants(False, rules)):
+            reply = session.send(task.prompt)
+    except BudgetExceeded as exc:
+        spent = {"status": "over_budget", "error": str(exc), "limit": exc.limit, "text": None}
+        reply = None
+    usage = session.usage
     calls = [result for message in session.exchange
              if isinstance(message, ToolResultsMessage) for result in message.results]
     return {
-        "status": "done", "text": reply.text, "session": session.id,
-        "usage": {"input_tokens": session.usage.input_tokens,
-                  "output_tokens": session.usage.output_tokens},
+        "status": "done", "text": None if reply is None else reply.text,
+        "session": session.id if session.exchange else None,
+        "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                  "cache_read_tokens": usage.cache_read_tokens,
+                  "cache_write_tokens": usage.cache_write_tokens},
+        "cost": session.meter.spent.cost,
         "tool_calls": [{"name": r.call.name, "ok": bool(r.envelope.get("tool_success")),
                         **({} if r.envelope.get("tool_success") else
                            {"error_code": r.envelope.get("error_code"),
                             "error": r.envelope.get("error")})} for r in calls],
+        **spent,
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,14 +80,47 @@ def test_every_malformed_line_is_one_line_and_nothing_runs(model, tmp_path):
     assert not (tmp_path / "tasks.results.jsonl").exists()
 
 
-def test_an_unusable_provider_or_an_agent_stops_the_batch_before_it_starts(model, tmp_path):
+def test_an_unusable_provider_or_an_unknown_agent_stops_the_batch_first(model, tmp_path):
     write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "hi", "provider": "nope"},
-                {"id": "b", "prompt": "hi", "agent": "reviewer"})
+                {"id": "b", "prompt": "hi", "agent": "reviewer"},
+                {"id": "c", "prompt": "hi", "budget": {"tokens": -1}})
     done = batch("tasks.jsonl", cwd=tmp_path)
     assert done.exit_code == 2
-    assert "tasks.jsonl:1: Unknown provider 'nope'" in done.stderr
-    assert "tasks.jsonl:2: agent 'reviewer': agent definitions are not available" in done.stderr
+    said = done.stderr.splitlines()
+    assert "tasks.jsonl:3: budget.tokens must be a positive integer, got -1" in said[0]
+    assert "nothing was run" in said[1]
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "a", "prompt": "hi", "provider": "nope"},
+                {"id": "b", "prompt": "hi", "agent": "reviewer"})
+    said = batch("tasks.jsonl", cwd=tmp_path).stderr.splitlines()
+    assert said[0].startswith("ikigai: tasks.jsonl:1: Unknown provider 'nope'")
+    assert said[1] == "ikigai: tasks.jsonl:2: unknown agent 'reviewer'"
     assert model.asked == {}
+
+
+def test_a_task_runs_as_its_agent_and_within_its_budget(model, isolated_home, tmp_path):
+    """An agent definition gives the task its system prompt, model and tools; the task's
+    budget stops it at its limit, what was answered kept (issue 26's Budget)."""
+    agents = isolated_home / "agents"
+    agents.mkdir()
+    (agents / "echoer.md").write_text("---\ndescription: Echoes.\nmodel: echo-model\n"
+                                      "tools: [bash]\n---\nYou are the echoer.\n")
+    write_tasks(tmp_path / "tasks.jsonl",
+                {"id": "agent", "prompt": "hello", "agent": "echoer"},
+                {"id": "capped", "prompt": "bash: echo hi", "allow": ["bash"],
+                 "budget": {"turns": 1}})
+    done = batch("tasks.jsonl", "--workers", "1", cwd=tmp_path)
+    assert done.exit_code == 1, done.stderr
+    results = {r["id"]: r for r in lines(tmp_path / "tasks.results.jsonl")}
+    assert results["agent"]["text"] == "echo: hello"
+    assert results["agent"]["model"] == "echo-model"
+    sent = next(r.json for r in model.server.requests if r.json["messages"][-1]["content"] == "hello")
+    assert sent["model"] == "echo-model" and "You are the echoer." in sent["messages"][0]["content"]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["bash"]
+    capped = results["capped"]
+    assert capped["status"] == "over_budget" and capped["limit"] == "turns"
+    assert capped["tool_calls"][0]["error_code"] == "BUDGET_EXCEEDED"  # not run past it
+    assert capped["session"] and capped["usage"]["input_tokens"] == 10
+    assert "task capped failed: " in done.stderr
 
 
 def test_tasks_run_on_workers_and_each_result_is_one_line(model, tmp_path):
@@ -106,7 +140,9 @@ def test_tasks_run_on_workers_and_each_result_is_one_line(model, tmp_path):
     results = {r["id"]: r for r in lines(tmp_path / "tasks.results.jsonl")}
     assert sorted(results) == ["allowed", "broken", "denied", "t0", "t1", "t2", "t3"]
     assert results["t2"]["text"] == "echo: hello 2" and results["t2"]["status"] == "done"
-    assert results["t2"]["usage"] == {"input_tokens": 10, "output_tokens": 5}
+    assert results["t2"]["usage"] == {"input_tokens": 10, "output_tokens": 5,
+                                      "cache_read_tokens": 0, "cache_write_tokens": 0}
+    assert results["t2"]["cost"] > 0  # gpt-4o-mini has a price
     assert results["t2"]["attempts"] == 1 and results["t2"]["session"]
     assert results["allowed"]["text"] == "ran: from the seed"
     assert results["allowed"]["tool_calls"] == [{"name": "bash", "ok": True}]
@@ -226,3 +262,39 @@ def test_forwarded_environment_holds_settings_and_provider_variables(model, monk
     assert sent["OPENAI_BASE_URL"] == model.url and sent["IKIGAI_PROVIDER"] == "openai"
     assert "UNRELATED" not in sent and "PATH" not in sent
     assert os.environ["IKIGAI_HOME"] == sent["IKIGAI_HOME"]
+
+
+def test_on_a_terminal_a_progress_bar_counts_done_failed_running_and_tokens(model, tmp_path):
+    """On a real terminal (pty, drawn by pyte): the bar, the counts while tasks run, the
+    failed task's line above it, and the summary."""
+    from tests.support.vt import Screen
+
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "slow", "prompt": "sleep: 6 slow one"},
+                {"id": "broken", "prompt": "fail"},
+                *({"id": f"t{i}", "prompt": f"hello {i}"} for i in range(2)))
+    ikigai = str(Path(sys.executable).with_name("ikigai"))
+    with Screen([ikigai, "batch", "tasks.jsonl", "--workers", "2"], env=dict(os.environ),
+                cwd=tmp_path) as screen:
+        running = screen.wait_for("running 1  tokens 30", timeout=60)
+        assert "ikigai: task broken failed: Provider 'openai' rejected" in running
+        assert "2/4" in running or "3/4" in running
+        assert screen.wait(60) == 1
+    final = screen.text
+    assert "4/4" in final and "done 3  failed 1  running 0  tokens 45" in final
+    assert "3 done, 1 failed; results in tasks.results.jsonl" in final
+
+
+def test_a_ray_address_nobody_answers_on_is_one_line_at_once(model, tmp_path):
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'ikigai-core[ray]'")
+    from pytest_ikigai.fakeserver import unused_url
+
+    write_tasks(tmp_path / "tasks.jsonl", {"id": "t", "prompt": "hi"})
+    address = unused_url().removeprefix("http://")
+    done = batch("tasks.jsonl", "--ray", address, cwd=tmp_path)
+    assert done.exit_code == 2
+    assert done.stderr == (f"ikigai: cannot connect to the Ray cluster at {address}: "
+                           "Connection refused; start one with `ray start --head`, or pass "
+                           "its address\n")
+    assert batch("tasks.jsonl", "--ray", address, "--workers", "2",
+                 cwd=tmp_path).stderr.startswith("ikigai: --workers and --ray exclude")
+    assert model.asked == {} and not (tmp_path / "tasks.results.jsonl").exists()
