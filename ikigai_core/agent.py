@@ -21,6 +21,7 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError
+from ikigai_core.providers import provider_environ
 from ikigai_core.toolcalls import Cancelled, ToolCalls
 from ikigai_core.toolset import Toolset
 from ikigai_core.transport import send_turn
@@ -175,7 +176,9 @@ class Agent:
             self.on_request()
             reply = send_turn(
                 self.provider, conversation, tools, model=self.model, stream=self.stream,
-                environ=self.app.environ, on_text=self._text if self.stream else None,
+                environ=provider_environ(self.provider, self.app.settings.providers,
+                                         self.app.environ),
+                on_text=self._text if self.stream else None,
                 reasoning=self.reasoning, on_thinking=self.on_thinking,
             )
             turns += 1

@@ -47,6 +47,9 @@ class Settings(Record):
     """The shell the bash tool runs commands in (``None``: ``/bin/sh``); see :data:`CHOICES`."""
     web: Mapping[str, Any] = EMPTY
     """The web tools' settings (ikigai-tools-web checks the keys: docs/web.md)."""
+    providers: Mapping[str, Any] = EMPTY
+    """Each provider's own settings by its name (``{"openai": {"wire": "chat"}}``); a
+    provider names the keys it takes (:attr:`~ikigai_core.providers.Provider.settings_env`)."""
     agents_max_running: int = 4
     """Sub-agents running at once per ikigai process; further forks queue (docs/agents.md)."""
     agents_max_depth: int = 2

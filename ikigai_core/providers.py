@@ -149,6 +149,11 @@ class Provider:
     """An event whose data is this text (not JSON) ends the stream (OpenAI: ``[DONE]``)."""
     stream_end: ClassVar[str] = "its last event"
     """What ends a complete stream, as the error for a stream cut short names it."""
+    settings_env: ClassVar[Mapping[str, str]] = {}
+    """The provider's own settings, each with the environment variable it is read from
+    (``{"wire": "OPENAI_WIRE"}``): ``providers.NAME.KEY`` in config.json sets the
+    variable for this provider's requests unless it is set already
+    (:func:`provider_environ`)."""
     usage_keys: ClassVar[tuple[str, str] | UsageKeys] = ("input_tokens", "output_tokens")
     """Where the API's usage object holds the token counts: the input and output counts'
     names, or a :class:`~ikigai_core.conversation.UsageKeys` that also names the prompt
@@ -416,3 +421,27 @@ def get_provider(
         raise UsageError(
             f"Unknown provider '{name}'. Installed providers: {installed}. {INSTALL_HINT}"
         ) from None
+
+
+def provider_environ(provider: Provider, given: Mapping[str, Any],
+                     environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` with ``provider``'s settings from config.json (``given``: the
+    ``providers`` setting) under their variables (:attr:`Provider.settings_env`); a
+    variable already set wins. A key the provider does not take, or a value that is
+    neither text nor true/false, is a :class:`ConfigError` naming it."""
+    from ikigai_core.errors import ConfigError
+
+    mine = given.get(provider.name) or {}
+    where = f"config.json: providers.{provider.name}"
+    if not isinstance(mine, Mapping):
+        raise ConfigError(f"{where} must be a JSON object; fix or remove it")
+    added: dict[str, str] = {}
+    for key, value in mine.items():
+        variable = provider.settings_env.get(key)
+        if variable is None:
+            known = ", ".join(provider.settings_env) or "none"
+            raise ConfigError(f"{where}: unknown key '{key}' (known: {known}); fix or remove it")
+        if not isinstance(value, (str, bool)):
+            raise ConfigError(f"{where}.{key} must be text or true/false, got {value!r}")
+        added[variable] = str(value).lower() if isinstance(value, bool) else value
+    return {**added, **environ}

@@ -25,7 +25,12 @@ from ikigai_core.conversation import Conversation, Usage, usage_of
 from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
 from ikigai_core.prompt import system_prompt, with_skill
-from ikigai_core.providers import INSTALL_HINT, collect_providers, get_provider
+from ikigai_core.providers import (
+    INSTALL_HINT,
+    collect_providers,
+    get_provider,
+    provider_environ,
+)
 from ikigai_core.toolcalls import ToolCalls
 from ikigai_core.toolset import Toolset
 from ikigai_core.transport import api_key
@@ -134,6 +139,7 @@ def ready_provider(app: App, name: str | None) -> Provider:
     if origin is not None:
         app.stored_keys[chosen.name] = origin
     api_key(chosen, app.environ)
+    provider_environ(chosen, app.settings.providers, app.environ)
     return chosen
 
 

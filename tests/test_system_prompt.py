@@ -53,19 +53,33 @@ def request(provider: str, *args: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
+def system_of(body: dict[str, Any]) -> str:
+    """The system prompt of an Anthropic request body (one text block, cache-marked)."""
+    [block] = body["system"]
+    return str(block["text"])
+
+
 def expected(provider: str, system: str, tools: tuple[dict[str, Any], ...] = ()) -> dict:
-    """The exact body each provider's plugin sends: its own place for the system prompt."""
+    """The exact body each provider's plugin sends: its own place for the system prompt
+    (Anthropic's with a cache breakpoint, as the newest user message; OpenAI's with the
+    conversation's ``prompt_cache_key``)."""
     if provider == "openai":
+        from ikigai_provider_openai.serializer import cache_key
+
         body: dict[str, Any] = {"model": "gpt-4o-mini", "messages": [
             {"role": "system", "content": system}, {"role": "user", "content": "hi"}]}
+        body["prompt_cache_key"] = cache_key(body["messages"])
         if tools:
             body["tools"] = [{"type": "function", "function": {
                 **t, "parameters": {**t["parameters"], "additionalProperties": False},
                 "strict": True}} for t in tools]
         return body
     if provider == "anthropic":
-        body = {"model": "claude-sonnet-4-5", "max_tokens": 8192, "system": system,
-                "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+        mark = {"cache_control": {"type": "ephemeral"}}
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 8192,
+                "system": [{"type": "text", "text": system, **mark}],
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "hi",
+                                                           **mark}]}]}
         if tools:
             body["tools"] = [{"name": t["name"], "description": t["description"],
                               "input_schema": t["parameters"]} for t in tools]
@@ -109,10 +123,10 @@ def test_system_option_replaces_the_default(provider, tmp_path):
 
 def test_overrides_in_order_option_config_home_file(isolated_home):
     (isolated_home / "system.md").write_text("From system.md.")
-    assert request("anthropic", "--no-tools")["system"] == "From system.md."
+    assert system_of(request("anthropic", "--no-tools")) == "From system.md."
     (isolated_home / "config.json").write_text(json.dumps({"system_prompt": "From config."}))
-    assert request("anthropic", "--no-tools")["system"] == "From config."
-    assert request("anthropic", "--no-tools", "--system", "From the option.")["system"] == (
+    assert system_of(request("anthropic", "--no-tools")) == "From config."
+    assert system_of(request("anthropic", "--no-tools", "--system", "From the option.")) == (
         "From the option.")
     assert "system" not in request("anthropic", "--no-tools", "--system", "")
 
@@ -319,7 +333,7 @@ def test_project_skills_and_agents_md_from_a_subdirectory(offline, isolated_home
     TrustStore(isolated_home).trust(offline)
     (offline / "src").mkdir()
     monkeypatch.chdir(offline / "src")
-    system = request("anthropic", "--no-tools")["system"]
+    system = system_of(request("anthropic", "--no-tools"))
     assert "- local: Project-only skill." in system
     assert "## Project instructions (AGENTS.md)\n\nUse tabs." in system
 

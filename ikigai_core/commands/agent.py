@@ -138,16 +138,24 @@ def request(app: App, prompt: str, provider: str | None, model: str | None,
             stream: bool, system: str | None, skills: tuple[str, ...], tools: str | None,
             no_tools: bool, reasoning: str | None) -> None:
     """Print the request body ikigai would send for PROMPT: the system prompt and the
-    chosen tools (no network, no key)."""
+    chosen tools (no network, no key).
+
+    The body is the one sent on the wire the provider's settings choose (OpenAI: chat or
+    Responses), with its prompt-cache marks."""
+    from ikigai_core.providers import provider_environ
+
     use_reasoning(app, reasoning)
     chosen = choose_provider(app, provider)
     conversation, toolset = start_conversation(app, system, skills, tools, no_tools)
     conversation.add(UserMessage(prompt))
     registry = _discovered(app, chosen)
     toolset.verify(registry)
-    body = build_request(chosen, conversation, registry, model=choose_model(app, chosen, model),
-                         stream=stream, toolset=toolset, reasoning=app.settings.reasoning)
-    echo_json(body)
+    named = choose_model(app, chosen, model)
+    body = build_request(chosen, conversation, registry, model=named, stream=stream,
+                         toolset=toolset, reasoning=app.settings.reasoning)
+    environ = provider_environ(chosen, app.settings.providers, app.environ)
+    echo_json(chosen.http_request(body, model=named, stream=stream, api_key=None,
+                                  environ=environ).body)
 
 
 @click.command("ask")

@@ -44,6 +44,7 @@ class AnthropicSerializer(Provider):
     default_model = "claude-sonnet-4-5"
     api_key_env = ("ANTHROPIC_API_KEY",)
     base_url_env = "ANTHROPIC_BASE_URL"
+    settings_env = {"cache_ttl": caching.TTL_ENV}
     usage_keys = UsageKeys("input_tokens", "output_tokens",
                            cache_read="cache_read_input_tokens",
                            cache_write="cache_creation_input_tokens", cache_apart=True)

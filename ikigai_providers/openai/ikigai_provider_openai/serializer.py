@@ -22,6 +22,8 @@ from ikigai_core.schema_top import one_object
 from ikigai_core.strictjson import loads
 from ikigai_provider_openai import rules
 from ikigai_provider_openai.responses import (
+    CHAIN_ENV,
+    WIRE_ENV,
     ResponsesWire,
     assistant_message,
     chained,
@@ -86,6 +88,7 @@ class OpenAISerializer(Provider):
     default_base_url = "https://api.openai.com/v1"
     path = "/chat/completions"
     stream_done, stream_end = "[DONE]", "data: [DONE]"
+    settings_env = {"wire": WIRE_ENV, "previous_response_id": CHAIN_ENV}
     usage_keys = UsageKeys("prompt_tokens", "completion_tokens",
                            cache_read="prompt_tokens_details.cached_tokens")
     system_role = "system"
