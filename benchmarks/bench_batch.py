@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -67,6 +68,7 @@ def main(count: int) -> None:
                 cluster.close()
     finally:
         model.close()
+        shutil.rmtree(folder, ignore_errors=True)
     print(f"{count} tasks, one model turn each, fake model on 127.0.0.1; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     print(f"{'where':24} {'wall':>9} {'tasks/min':>10} {'per task':>10}")

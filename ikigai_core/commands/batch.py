@@ -20,6 +20,7 @@ from ikigai_core.commands.tools import pass_app
 
 if TYPE_CHECKING:
     from ikigai_core.batch import Workers
+    from ikigai_core.batch_results import ResultsFile
 
 
 class Tally:
@@ -140,8 +141,10 @@ def batch(app: App, tasks_file: Path, out: Path | None, workers: int | None,
         results.close()
 
 
-def _run(tasks: list[Task], results: Any, options: dict[str, Any], workers: int | None,
-         ray_address: str | None) -> None:
+def _run(tasks: list[Task], results: ResultsFile, options: dict[str, Any],
+         workers: int | None, ray_address: str | None) -> None:
+    """Run the tasks without a result, the bar drawn on a terminal; then the summary line,
+    exit 1 when a task is not done."""
     from ikigai_core.batch import run_batch
 
     if results.dropped:
@@ -167,6 +170,8 @@ def _run(tasks: list[Task], results: Any, options: dict[str, Any], workers: int 
 
 def _workers(options: dict[str, Any], workers: int | None, ray_address: str | None,
              todo: int) -> Workers:
+    """The Ray cluster at ``ray_address``, else a pool of ``workers`` (default: the CPUs)
+    local processes, never more than there are tasks."""
     if ray_address is not None:
         from ikigai_core.batch_ray import RayCluster
 
