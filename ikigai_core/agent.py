@@ -103,6 +103,7 @@ class Agent:
     calls: ToolCalls | None = field(default=None, repr=False)
     meter: Meter | None = None
     _tools_changed: Any = field(default=None, init=False, repr=False)
+    _sent: tuple[str, ...] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.calls is None:
@@ -165,11 +166,24 @@ class Agent:
                 ToolResult(call, executor.unrun(call.name, f"not run: {why}", BUDGET_EXCEEDED))
                 for call in last.tool_calls)))
 
+    def _note_tool_change(self, tools: Sequence[Tool]) -> None:
+        """Report (an ``info`` notice) when the tools sent differ from the last request's:
+        they open every request, so the provider's prompt cache starts again (issue 26)."""
+        sent = tuple(sorted(tool.name for tool in tools))
+        if self._sent is not None and sent != self._sent:
+            added = [f"+{name}" for name in sent if name not in self._sent]
+            dropped = [f"-{name}" for name in self._sent if name not in sent]
+            self.app.notices.report(
+                f"the tools sent changed ({' '.join(added + dropped)}): the provider's prompt "
+                "cache starts again from here", kind="info")
+        self._sent = sent
+
     def _loop(self, conversation: Conversation) -> AssistantMessage:
         turns = 0
         while True:
             self._follow_tool_changes()
             tools = self.toolset.tools(self.registry)
+            self._note_tool_change(tools)
             self.boundary.check_cancelled()
             if self.meter is not None:
                 self.meter.check()

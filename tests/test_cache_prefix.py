@@ -3,15 +3,18 @@ messages, in the order the API reads them — is sent byte for byte the same on 
 request of a tool loop, and again when the conversation is reloaded from sessions.db by
 ``ask --continue``, for all three providers. Anthropic's ``cache_control`` breakpoints sit
 on the system prompt and on the newest two user messages; OpenAI's ``prompt_cache_key``
-stays the same across the session. Through ``ikigai ask`` against the local fake server."""
+stays the same across the session; a change of the tools sent is reported. Through
+``ikigai ask`` (and a Session) against the local fake server."""
 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
 
+from ikigai_core import App, Session
 from tests.support.replies import REPLIES
 from tests.support.responses_replies import RESPONSES
 from tests.test_sessions import invoke, offline
@@ -92,3 +95,20 @@ def test_the_anthropic_cache_ttl_is_a_setting(fake_server, monkeypatch):
     assert ran.exit_code == 1
     assert "ANTHROPIC_CACHE_TTL must be one of 5m, 1h, got '2h'" in ran.stderr
     assert len(fake_server.requests) == 1
+
+
+def test_a_change_of_the_tools_sent_is_reported_as_busting_the_cache(fake_server, tmp_path):
+    app = App(environ={**os.environ, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_server.url},
+              cwd=tmp_path)
+    fake_server.push(REPLIES["openai"].reply("One."), REPLIES["openai"].reply("Two."),
+                     REPLIES["openai"].reply("Three."))
+    session = Session.open(app, "openai", log=False)
+    session.send("one")
+    session.send("two")
+    assert not [n for n in app.notices if "prompt cache" in n.message]
+    session.use_tools({name: tool for name, tool in session.tools().items() if name != "grep"})
+    session.send("three")
+    [notice] = [n for n in app.notices if "prompt cache" in n.message]
+    assert notice.message == ("the tools sent changed (-grep): the provider's prompt cache "
+                              "starts again from here")
+    assert notice.kind == "info"
