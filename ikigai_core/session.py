@@ -328,6 +328,9 @@ class Session:
         self.turn_cost: float | None = 0.0
         """US dollars the last answered prompt cost (``None``: a price was not known)."""
         self.ask = ask
+        from ikigai_core.prices import warm
+
+        warm()
         self.meter = Meter(budget or Budget(cost=app.settings.max_cost), self._price)
         """What the session spent, against its budget."""
         if self._agent is not None:
