@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 import click
 
-from ikigai_core.commands.chat_agents import AgentsView
+from ikigai_core.commands.agents_view import AgentsView
 from ikigai_core.commands.output import printable, warn
 from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import report_skipped
