@@ -161,13 +161,11 @@ class App:
         """A new executor like :attr:`executor`, whose calls ask ``ask`` (a session's),
         whose tool processes get ``environ`` on top of this invocation's, and which
         reports to ``notices`` (default: this invocation's)."""
-        from dataclasses import replace
-
         from ikigai_core.execution import ToolExecutor
 
         notices = self.notices if notices is None else notices  # an empty one is falsy
-        context = replace(self.context, ask_user=ask, environ={**self.environ, **(environ or {})},
-                          notices=notices)
+        context = self.context.replace(ask_user=ask, environ={**self.environ, **(environ or {})},
+                                       notices=notices)
         return ToolExecutor(self.pm, context, notices, process_hook=self._process_hook)
 
     @cached_property

@@ -5,8 +5,9 @@ run``) never imports it (the start-up ledger)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
+
+from ikigai_core.record import Record
 
 MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024 * 3 // 4
 """The most binary content one call carries to the model, decoded: 3.75 MiB, whose base64
@@ -14,8 +15,7 @@ MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024 * 3 // 4
 the envelope's text still says what they were."""
 
 
-@dataclass(frozen=True)
-class Attachment:
+class Attachment(Record):
     """Binary content a tool returned beside its JSON result (an image), never inside it.
 
     A provider whose API takes it in a tool result sends it there in its own form

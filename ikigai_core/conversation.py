@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from ikigai_core.attachments import Attachment
 
 
-@dataclass(frozen=True)
-class ToolCall:
+class ToolCall(Record):
     """One tool call the model made.
 
     ``arguments`` is the parsed JSON object; when the model sent something that is not
@@ -37,8 +36,7 @@ class ToolCall:
         return dict(self.arguments or {})
 
 
-@dataclass(frozen=True)
-class UserMessage:
+class UserMessage(Record):
     """Text the user typed (with the text of files it attached), and the images it
     attached, which go to the model natively (:meth:`Provider.user_entry
     <ikigai_core.providers.Provider.user_entry>`) and are recorded with the message."""
@@ -58,8 +56,7 @@ def is_token_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_TOKENS
 
 
-@dataclass(frozen=True)
-class Usage:
+class Usage(Record):
     """Tokens one model turn (or a sum of turns) used, as the provider reported them.
 
     ``input_tokens`` counts every input token, those read from the provider's prompt
@@ -137,8 +134,7 @@ def _count(fields: Mapping[str, Any], path: str | None) -> int | None:
     return value if path and is_token_count(value) else None
 
 
-@dataclass(frozen=True)
-class AssistantMessage:
+class AssistantMessage(Record):
     """One model turn: its text and its tool calls, in the order the model made them.
 
     ``raw`` keeps the provider's own form of the turn when it must be sent back
@@ -156,8 +152,7 @@ class AssistantMessage:
     thinking: str = ""
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(Record):
     """The envelope one tool call produced (``tool_success`` ...), for the model, the
     seconds the call took (recorded in the session log, never sent), and the binary
     content the tool gave beside it, for providers that send it natively (never recorded:
@@ -179,8 +174,7 @@ class ToolResult:
         return not self.envelope.get("tool_success", False)
 
 
-@dataclass(frozen=True)
-class ToolResultsMessage:
+class ToolResultsMessage(Record):
     """The results of every tool call of one assistant turn, in call order."""
 
     results: tuple[ToolResult, ...]
@@ -210,15 +204,13 @@ def usage_of(messages: Iterable[Message]) -> Usage:
     return total
 
 
-@dataclass(frozen=True)
-class TextDelta:
+class TextDelta(Record):
     """A piece of assistant text as it streams in."""
 
     text: str
 
 
-@dataclass(frozen=True)
-class ThinkingDelta:
+class ThinkingDelta(Record):
     """A piece of the model's thinking (its reasoning summary) as it streams in."""
 
     text: str

@@ -3,13 +3,24 @@ plugin judges (every ``ikigai tool run``) never imports it (the start-up ledger)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from ikigai_core.record import Record
 
-@dataclass(frozen=True)
-class CallDecision:
+
+class _Replace:
+    """``replace`` of :class:`CallDecision`: the class's constructor of a replacing
+    decision, and on an instance the copy every record has."""
+
+    def __get__(self, decision: CallDecision | None, kind: type[CallDecision]
+                ) -> Callable[..., CallDecision]:
+        if decision is None:
+            return kind.replacing
+        return lambda **changes: Record.replace(decision, **changes)
+
+
+class CallDecision(Record):
     """A plugin's answer to ``ikigai_before_tool_call``. Build one with the class methods.
 
     :param action: ``allow``, ``deny`` or ``replace``.
@@ -32,6 +43,11 @@ class CallDecision:
         return cls("deny", reason)
 
     @classmethod
-    def replace(cls, arguments: Mapping[str, Any], reason: str = "") -> CallDecision:
+    def replacing(cls, arguments: Mapping[str, Any], reason: str = "") -> CallDecision:
         """Run the call with ``arguments`` instead of the model's."""
         return cls("replace", reason, dict(arguments))
+
+    replace = _Replace()
+    """``CallDecision.replace(arguments, reason)`` on the class: :meth:`replacing` (the
+    spelling plugins have used since issue 9); ``decision.replace(**changes)`` on a
+    decision: a changed copy, as for every record."""

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.record import Record
+
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
     from ikigai_core.conversation import Message
@@ -22,8 +24,7 @@ if TYPE_CHECKING:
     from ikigai_core.tools import Tool
 
 
-@dataclass(frozen=True)
-class CallContext:
+class CallContext(Record):
     """Where and for whom tool calls run; the same for every call of one invocation.
 
     :param cwd: the directory tools run in.
@@ -46,8 +47,7 @@ class CallContext:
     notices: Notices | None = None
 
 
-@dataclass(frozen=True)
-class ToolCallRequest:
+class ToolCallRequest(Record):
     """One tool call about to run, as ``ikigai_before_tool_call`` sees it.
 
     :param tool: the registry tool.
@@ -68,8 +68,7 @@ class ToolCallRequest:
     conversation: tuple[Message, ...] | None = None
 
 
-@dataclass(frozen=True)
-class CallRecord:
+class CallRecord(Record):
     """One finished call, as ``ikigai_after_tool_call`` sees it.
 
     :param name: the tool name the model asked for (there may be no such tool).

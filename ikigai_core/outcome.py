@@ -4,8 +4,9 @@ beside it, an image, is in :mod:`ikigai_core.attachments`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ikigai_core.record import Record
 
 if TYPE_CHECKING:
     from ikigai_core.attachments import Attachment
@@ -24,8 +25,7 @@ ERROR_CODES = (
 )
 
 
-@dataclass(frozen=True)
-class ToolOutcome:
+class ToolOutcome(Record):
     """What happened when a tool was called; the ``ikigai_wrap_result`` hook turns it into JSON.
 
     On success ``result`` holds the tool's JSON object. On failure ``error`` and

@@ -8,7 +8,6 @@ through the ``ikigai`` entry-point group).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -16,6 +15,7 @@ from ikigai_core.conversation import ToolResultsMessage, UsageKeys, UserMessage
 from ikigai_core.errors import PluginError, UsageError
 from ikigai_core.hookcall import collect
 from ikigai_core.notices import Notices
+from ikigai_core.record import Record
 from ikigai_core.wire import (
     TurnBuilder,
     base_url,
@@ -58,8 +58,7 @@ def token_count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-@dataclass(frozen=True)
-class ProviderRequest:
+class ProviderRequest(Record):
     """One HTTP POST to a provider: where, with which headers (holding the key), what body."""
 
     url: str
@@ -67,8 +66,7 @@ class ProviderRequest:
     body: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class ToolFit:
+class ToolFit(Record):
     """How one tool goes to one provider: as is, rewritten (and how), or left out (and why).
 
     :param tool: the tool's name.

@@ -87,8 +87,10 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return bool(object.__getattribute__(self, "__dict__")
-                    == object.__getattribute__(other, "__dict__"))
+        mine = object.__getattribute__(self, "__dict__")
+        theirs = object.__getattribute__(other, "__dict__")
+        # the fields only: a functools.cached_property keeps its value beside them
+        return all(mine[name] == theirs[name] for name in self._record_fields)
 
     def __hash__(self) -> int:
         values = object.__getattribute__(self, "__dict__")
@@ -105,8 +107,9 @@ class Record:
         if unknown:
             raise TypeError(f"{type(self).__name__} has no field '{sorted(unknown)[0]}'")
         copy = object.__new__(type(self))
+        mine = object.__getattribute__(self, "__dict__")
         values = object.__getattribute__(copy, "__dict__")
-        values.update(object.__getattribute__(self, "__dict__"))
+        values.update({name: mine[name] for name in self._record_fields})  # no cached values
         values.update(changes)
         return copy
 

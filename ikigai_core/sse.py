@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+
+from ikigai_core.record import Record
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 """SSE ends lines only with CRLF, CR or LF (never U+2028 and friends, unlike str.splitlines);
@@ -29,8 +30,7 @@ class EventTooLarge(ValueError):
                          "the most ikigai reads")
 
 
-@dataclass(frozen=True)
-class ServerSentEvent:
+class ServerSentEvent(Record):
     """One dispatched event: its type, its data (lines joined by ``\\n``) and the last event id."""
 
     data: str

@@ -6,7 +6,6 @@ A scripted provider speaking a toy wire format keeps these tests about the loop
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -28,6 +27,7 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.providers import Provider, ProviderRequest
+from ikigai_core.record import Record
 from ikigai_core.sse import ServerSentEvent
 from tests.support.fakeserver import json_reply, sse_reply
 from tests.support.procs import wait_gone
@@ -80,7 +80,16 @@ class ScriptedProvider(Provider):
 
 
 def _plain(message: Any) -> dict[str, Any]:
-    return {"type": type(message).__name__, **dataclasses.asdict(message)}
+    return {"type": type(message).__name__, **_fields(message)}
+
+
+def _fields(value: Any) -> Any:
+    """A record's fields as plain data, records inside it too (``dataclasses.asdict``'s job)."""
+    if isinstance(value, Record):
+        return {name: _fields(item) for name, item in vars(value).items()}
+    if isinstance(value, tuple | list):
+        return [_fields(item) for item in value]
+    return value
 
 
 def reply(text: str = "", *calls: tuple[str, str, Any]) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -164,9 +163,9 @@ class OpenAISerializer(Provider):
         request = super().http_request(body, model=model, stream=stream, api_key=api_key,
                                        environ=environ)
         if choose_wire(environ, self.base_url_env) == "chat":
-            return replace(request, body=chat_body(body))
+            return request.replace(body=chat_body(body))
         url = request.url.removesuffix(self.path) + self.responses_path
-        return replace(request, url=url, body=responses_body(body, chain=chained(environ)))
+        return request.replace(url=url, body=responses_body(body, chain=chained(environ)))
 
     def result_entries(self, results: Sequence[ToolResult]) -> list[dict[str, Any]]:
         """One ``tool`` message per result."""
