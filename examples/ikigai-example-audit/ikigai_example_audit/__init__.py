@@ -16,14 +16,12 @@ import time
 from typing import TYPE_CHECKING
 
 from ikigai_core import hookimpl
+from ikigai_example_audit.names import DENY_ENV, LOG_ENV
 
 if TYPE_CHECKING:  # types only: a plugin's module should cost nothing until a hook runs
     import click
 
     from ikigai_core import CallDecision, CallRecord, ToolCallRequest
-
-LOG_ENV = "IKIGAI_AUDIT_LOG"
-DENY_ENV = "IKIGAI_AUDIT_DENY"
 
 
 @hookimpl

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ikigai_example_audit import LOG_ENV
+from ikigai_example_audit.names import LOG_ENV
 
 
 @click.command("audit")

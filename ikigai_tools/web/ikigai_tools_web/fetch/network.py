@@ -13,8 +13,13 @@ from ikigai_tools_web.fetch.cache import Cache, Entry
 from ikigai_tools_web.fetch.client import Fetched, FetchError, Limits, Refused, fetch
 from ikigai_tools_web.fetch.extract import html_to_markdown
 from ikigai_tools_web.fetch.guard import Target, refused
-from ikigai_tools_web.fetch.tool import HTML_TYPES, TEXT_TYPES
 from ikigai_tools_web.protocol import ToolError
+
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript",
+              "application/x-ndjson", "+json", "+xml", "application/pdf")
+"""Media types read at all (``+json`` and ``+xml`` are suffixes); others are refused
+from their headers, unread."""
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset=["']?([\w-]+)""", re.IGNORECASE)
 

@@ -51,12 +51,6 @@ SCHEMA: dict[str, Any] = {
     },
 }
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript",
-              "application/x-ndjson", "+json", "+xml", "application/pdf")
-"""Media types read at all (``+json`` and ``+xml`` are suffixes); others are refused
-from their headers, unread."""
-
 
 def handle(args: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
     """Answer one call: from the cache when fresh, else from the network."""
