@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_core.conversation import (
     AssistantMessage,
@@ -20,7 +20,7 @@ from ikigai_core.conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from ikigai_core.errors import IkigaiError
+from ikigai_core.errors import ContextTooLong, IkigaiError
 from ikigai_core.providers import provider_environ
 from ikigai_core.toolcalls import Cancelled, ToolCalls
 from ikigai_core.toolset import Toolset
@@ -36,6 +36,18 @@ if TYPE_CHECKING:
 
 __all__ = ["Agent", "Cancelled", "TurnLimitReached", "build_request"]
 """``Cancelled`` lives in :mod:`ikigai_core.toolcalls`; importable from here too."""
+
+
+class ContextKeeper(Protocol):
+    """What the agent loop sends of a conversation (:class:`~ikigai_core.compaction.Keeper`)."""
+
+    def prepare(self, agent: Agent, conversation: Conversation,
+                tools: Sequence[Tool]) -> Conversation:
+        """The conversation to send ``tools`` with next (compacting it first if need be)."""
+
+    def overflowed(self, agent: Agent, conversation: Conversation,
+                   tools: Sequence[Tool]) -> bool:
+        """The provider refused the request as too long: compact; ``False`` if it cannot."""
 
 
 class TurnLimitReached(IkigaiError):
@@ -87,6 +99,8 @@ class Agent:
         what :meth:`stop` was given).
     :param meter: counts each answer against a budget, and is checked before each
         request and before an answer's tools run (``None``: no budget).
+    :param context: makes what each request sends of the conversation, and compacts it
+        (:class:`~ikigai_core.compaction.Keeper`); ``None``: the whole conversation.
     """
 
     app: App
@@ -102,6 +116,7 @@ class Agent:
     reasoning: str | None = None
     calls: ToolCalls | None = field(default=None, repr=False)
     meter: Meter | None = None
+    context: ContextKeeper | None = None
     _tools_changed: Any = field(default=None, init=False, repr=False)
     _sent: tuple[str, ...] | None = field(default=None, init=False, repr=False)
 
@@ -148,11 +163,11 @@ class Agent:
             return self._loop(conversation)
         except BudgetExceeded as exc:
             if not any(isinstance(m, AssistantMessage) for m in conversation.messages[mark:]):
-                del conversation.messages[mark:]
+                conversation.truncate(mark)
             self._close_calls(conversation, str(exc))
             raise
         except BaseException:
-            del conversation.messages[mark:]
+            conversation.truncate(mark)
             raise
 
     def _close_calls(self, conversation: Conversation, why: str) -> None:
@@ -187,14 +202,7 @@ class Agent:
             self.boundary.check_cancelled()
             if self.meter is not None:
                 self.meter.check()
-            self.on_request()
-            reply = send_turn(
-                self.provider, conversation, tools, model=self.model, stream=self.stream,
-                environ=provider_environ(self.provider, self.app.settings.providers,
-                                         self.app.environ),
-                on_text=self._text if self.stream else None,
-                reasoning=self.reasoning, on_thinking=self.on_thinking,
-            )
+            reply = self._ask(conversation, tools)
             turns += 1
             if not self.stream and reply.text:
                 self.on_text(reply.text)
@@ -213,6 +221,28 @@ class Agent:
             conversation.add(ToolResultsMessage(self.boundary.run(
                 reply.tool_calls, self.boundary.offered(tools, self.provider),
                 tuple(conversation.messages), prepare=self.provider.prepare_arguments)))
+
+    def _ask(self, conversation: Conversation, tools: Sequence[Tool]) -> AssistantMessage:
+        """The model's next turn, sent what :attr:`context` makes of ``conversation``;
+        when the provider says it is too long, compacted once and asked again."""
+        retried = False
+        while True:
+            sent = conversation if self.context is None else self.context.prepare(
+                self, conversation, tools)
+            self.on_request()
+            try:
+                return send_turn(
+                    self.provider, sent, tools, model=self.model, stream=self.stream,
+                    environ=provider_environ(self.provider, self.app.settings.providers,
+                                             self.app.environ),
+                    on_text=self._text if self.stream else None,
+                    reasoning=self.reasoning, on_thinking=self.on_thinking,
+                )
+            except ContextTooLong:
+                if retried or self.context is None or not self.context.overflowed(
+                        self, conversation, tools):
+                    raise
+                retried = True
 
     def _text(self, piece: str) -> None:
         self.boundary.check_cancelled()

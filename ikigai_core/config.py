@@ -45,6 +45,17 @@ class Settings(Record):
     log: bool = True
     shell: str | None = None
     """The shell the bash tool runs commands in (``None``: ``/bin/sh``); see :data:`CHOICES`."""
+    context_window: int | None = None
+    """The model's context window in tokens (``None``: from the model table, see
+    :func:`ikigai_core.context.window_of`)."""
+    compact_at: float = 0.8
+    """The share of the window a request may fill before the conversation is compacted."""
+    compact_keep: int = 2
+    """The latest prompts a compaction keeps verbatim (fewer when they fill too much)."""
+    compact_instructions: str | None = None
+    """What a compaction's summary should keep, added to its instructions."""
+    prune_after: int = 10
+    """Model turns after which a tool's result is replaced by a placeholder (in steps)."""
     web: Mapping[str, Any] = EMPTY
     """The web tools' settings (ikigai-tools-web checks the keys: docs/web.md)."""
     providers: Mapping[str, Any] = EMPTY
@@ -100,13 +111,18 @@ ENV_VARS = {
     "agents_budget_tokens": "IKIGAI_AGENTS_BUDGET_TOKENS",
     "agents_budget_turns": "IKIGAI_AGENTS_BUDGET_TURNS",
     "agents_budget_seconds": "IKIGAI_AGENTS_BUDGET_SECONDS",
+    "context_window": "IKIGAI_CONTEXT_WINDOW",
+    "compact_at": "IKIGAI_COMPACT_AT",
 }
+
+AT_MOST = {"compact_at": 1.0}
+"""Numeric settings with a largest value."""
 
 
 LIST_KEYS = ("enabled_tools", "disabled_tools")
 """Settings holding names: a JSON list of strings, or one comma-separated string."""
 
-NUMBERS = {"max_cost": float}
+NUMBERS = {"max_cost": float, "context_window": int}
 """Settings without a default that hold a number, and its type."""
 
 CHOICES = {"sandbox": ("off", "read-only", "workspace-write"),
@@ -136,11 +152,14 @@ def _coerce(key: str, value: Any, kind: type, origin: str) -> Any:
             return _coerce(key, loads(value.encode()), kind, origin)
         except ValueError:
             pass
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < math.inf:
+    elif (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and 0 < value <= AT_MOST.get(key, value) < math.inf):
         if kind is float or float(value).is_integer():
             return kind(value)
     expected = {str: "a non-empty string", bool: "true or false",
                 dict: "a JSON object"}.get(kind, f"a positive {kind.__name__}")
+    if key in AT_MOST:
+        expected += f" up to {AT_MOST[key]:g}"
     if key in CHOICES:
         expected = f"one of {', '.join(CHOICES[key])}"
     raise ConfigError(f"{origin}: '{key}' must be {expected}, got {value!r}; fix or remove it")

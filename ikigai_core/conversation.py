@@ -183,23 +183,60 @@ class ToolResultsMessage(Record):
 Message = UserMessage | AssistantMessage | ToolResultsMessage
 
 
+@dataclass(frozen=True)
+class Compaction:
+    """The conversation's first ``covers`` messages summarised as ``summary``, from the
+    moment there were ``at`` messages on: the model is sent the summary instead of them
+    (:mod:`ikigai_core.context`); the messages themselves stay. ``summary`` ``None`` (and
+    ``covers`` 0) undoes the compaction before it (``/uncompact``).
+
+    :param reason: ``auto`` (the threshold was reached), ``command`` (``/compact``),
+        ``overflow`` (the provider said the context was too long) or ``undo``.
+    :param tokens: the context's tokens before and after, as estimated then.
+    :param usage: the tokens the summarising request used (``None``: none was made).
+    """
+
+    summary: str | None
+    covers: int
+    at: int
+    reason: str
+    tokens: tuple[int, int] = (0, 0)
+    usage: Usage | None = None
+
+
 @dataclass
 class Conversation:
-    """The messages so far, oldest first, and an optional system prompt."""
+    """The messages so far, oldest first, an optional system prompt, and the compactions
+    made of them (in the order they were made)."""
 
     messages: list[Message] = field(default_factory=list)
     system: str | None = None
+    compactions: list[Compaction] = field(default_factory=list)
 
     def add(self, message: Message) -> None:
         """Append one message."""
         self.messages.append(message)
 
+    def truncate(self, mark: int) -> None:
+        """Forget the messages from ``mark`` on and the compactions made after them."""
+        del self.messages[mark:]
+        self.compactions[:] = [c for c in self.compactions if c.at <= mark]
 
-def usage_of(messages: Iterable[Message]) -> Usage:
-    """The tokens every model turn among ``messages`` used, added up."""
+    def entries(self, start: int, made: int) -> list[Message | Compaction]:
+        """The messages from ``start`` on, with the compactions from the ``made``-th on
+        where each was made: what the session log records of one prompt."""
+        entries: list[Message | Compaction] = list(self.messages[start:])
+        for compaction in reversed(self.compactions[made:]):
+            entries.insert(max(compaction.at - start, 0), compaction)
+        return entries
+
+
+def usage_of(messages: Iterable[Message | Compaction]) -> Usage:
+    """The tokens every model turn among ``messages`` used, added up (a compaction's
+    summarising request too)."""
     total = Usage()
     for message in messages:
-        if isinstance(message, AssistantMessage) and message.usage is not None:
+        if isinstance(message, (AssistantMessage, Compaction)) and message.usage is not None:
             total += message.usage
     return total
 

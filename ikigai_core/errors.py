@@ -41,3 +41,7 @@ class KeyRejected(ProviderError):
     def __init__(self, message: str, *, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ContextTooLong(ProviderError):
+    """The provider refused a request as longer than the model's context window."""

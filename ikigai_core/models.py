@@ -130,16 +130,24 @@ def _keep(cache: Path, provider: str, entry: dict[str, Any]) -> None:
         pass
 
 
-def known_names(provider: Provider, home: Path, environ: Mapping[str, str]) -> list[str]:
-    """The model names to check a name against, without the network: the cached listing
-    (of any age) for this base URL, else the known models."""
+def cached_models(provider: Provider, home: Path,
+                  environ: Mapping[str, str]) -> Mapping[str, Any]:
+    """The models of ``provider``'s cached listing (of any age) for the base URL in use,
+    each with its context window; ``{}`` when none is cached. Nothing is asked of the
+    network."""
     url = base_url(environ, provider.base_url_env, provider.default_base_url)
     kept = read_cache(home / "cache" / CACHE_FILE, CACHE_VERSION, "providers").get(
         provider.name)
     if isinstance(kept, dict) and kept.get("base_url") == url and isinstance(
             kept.get("models"), dict):
-        return list(kept["models"])
-    return list(provider.known_models)
+        return kept["models"]  # type: ignore[no-any-return]
+    return {}
+
+
+def known_names(provider: Provider, home: Path, environ: Mapping[str, str]) -> list[str]:
+    """The model names to check a name against, without the network: the cached listing
+    (of any age) for this base URL, else the known models."""
+    return list(cached_models(provider, home, environ) or provider.known_models)
 
 
 def unknown_model(provider: Provider, model: str, home: Path,

@@ -169,6 +169,17 @@ class Provider:
     image_types: ClassVar[Sequence[str]] = ()
     """The image types (``image/png``...) a user's message may attach; ``()``: the API takes
     none, and a prompt with an image is refused before it is sent."""
+    context_too_long: ClassVar[tuple[bytes, ...]] = (
+        b"context_length_exceeded",  # OpenAI: error.code, Chat Completions and Responses
+        b"prompt is too long",  # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum"
+        b"exceeds the maximum number of tokens",  # Gemini: "The input token count (N) exceeds
+        # the maximum number of tokens allowed (M)."
+        b"maximum context length",  # vLLM and other OpenAI-compatible servers
+        b"exceeds the available context size",  # llama.cpp's server
+    )
+    """Text in a 400 answer's body that means the request was longer than the model's
+    context window (:class:`~ikigai_core.errors.ContextTooLong`: a session compacts and
+    asks again)."""
     known_models: ClassVar[Mapping[str, int | None]] = {}
     """Models known without asking, each with its context window in tokens (``None``:
     unknown): shown when the listing cannot be read, and filling in the windows it omits."""

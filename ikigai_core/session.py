@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_core.agent import Agent
 from ikigai_core.budget import Budget, Meter
-from ikigai_core.conversation import Conversation, Usage, usage_of
+from ikigai_core.compaction import Keeper
+from ikigai_core.conversation import Compaction, Conversation, Message, Usage, usage_of
 from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
 from ikigai_core.prompt import system_prompt, with_skill
@@ -38,7 +39,8 @@ from ikigai_core.transport import api_key
 if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
-    from ikigai_core.conversation import AssistantMessage, Message, ToolCall
+    from ikigai_core.context import Breakdown
+    from ikigai_core.conversation import AssistantMessage, ToolCall
     from ikigai_core.execution import CallResult
     from ikigai_core.notices import Notices
     from ikigai_core.providers import Provider
@@ -46,6 +48,8 @@ if TYPE_CHECKING:
     from ikigai_core.skills import Skill
     from ikigai_core.tools import Tool
 
+Entry = Message | Compaction
+"""What a recorded prompt holds: its messages, and the compactions made meanwhile."""
 Asker = Callable[[str], "str | None"]
 """Asks the user one question and returns the line they answered, ``None`` for no answer."""
 
@@ -72,6 +76,10 @@ class SessionEvents(Protocol):
     def turn(self) -> AbstractContextManager[None]:
         """Around one prompt's whole exchange (the model's turns and the tools)."""
 
+    def compacted(self, compaction: Compaction) -> None:
+        """The conversation was compacted (:mod:`ikigai_core.compaction`); optional: an
+        object without this method is not told."""
+
 
 class NoEvents:
     """Tells nobody anything: the events of a session built without a front end."""
@@ -94,6 +102,9 @@ class NoEvents:
     def turn(self) -> AbstractContextManager[None]:
         """Nothing around a turn."""
         return nullcontext()
+
+    def compacted(self, compaction: Compaction) -> None:
+        """Nothing."""
 
 
 def choose_provider(app: App, name: str | None) -> Provider:
@@ -233,19 +244,18 @@ class Recorder:
                 conversation.system = with_skill(conversation.system, toolset.load(name))
         return conversation
 
-    def record(self, agent: Agent, conversation: Conversation, mark: int, prompt: str,
-               cost: float | None = None) -> None:
-        """Record the prompt that added ``conversation.messages[mark:]``, which cost
-        ``cost`` US dollars (``None``: unknown); a log that cannot be written is reported
-        once, and the conversation goes on unrecorded."""
+    def record(self, agent: Agent, conversation: Conversation, entries: Sequence[Entry],
+               prompt: str, cost: float | None = None) -> None:
+        """Record the prompt that added ``entries`` to ``conversation`` (its messages and
+        compactions), which cost ``cost`` US dollars (``None``: unknown); a log that cannot
+        be written is reported once, and the conversation goes on unrecorded."""
         if not self.enabled:
             return
         from ikigai_core.sessions import Turn
 
         advertised = {tool.name: tool for tool in agent.toolset.tools(agent.registry)}
-        messages = conversation.messages[mark:]
-        usage = usage_of(messages)
-        turn = Turn(prompt, agent.provider.name, agent.model, messages, advertised,
+        usage = usage_of(entries)
+        turn = Turn(prompt, agent.provider.name, agent.model, entries, advertised,
                     tuple(agent.toolset.loaded), cache_read_tokens=usage.cache_read_tokens,
                     cache_write_tokens=usage.cache_write_tokens, cost=cost)
         try:
@@ -300,12 +310,16 @@ class Session:
         self.calls = ToolCalls(app, self.toolset, on_start=self.events.tool_start,
                                on_end=self.events.tool_end)
         """The tool boundary: every tool call of this session starts there."""
+        self.keeper = Keeper(app, on_compact=getattr(  # events written before compaction
+            self.events, "compacted", lambda compaction: None))  # existed have no such method
+        """Keeps the conversation within the model's window (compaction, pruning)."""
         self._agent = None if provider is None else Agent(
             app, provider, model or provider.default_model, toolset=self.toolset,
             stream=stream, max_turns=max_turns or app.settings.max_turns,
             on_request=self.events.request, on_text=self.events.text, calls=self.calls,
             reasoning=app.settings.reasoning,
             on_thinking=getattr(self.events, "thinking", NoEvents().thinking),
+            context=self.keeper,
         )
         self.conversation = conversation or Conversation(system=system_prompt(app))
         self.recorder = Recorder(app, command, enabled=app.settings.log if log is None else log)
@@ -474,6 +488,7 @@ class Session:
         self.agent.rearm()
         self.prompts += 1
         mark, cost = len(self.conversation.messages), self.cost
+        made = len(self.conversation.compactions)
         try:
             with self.events.turn(), self._deadline():
                 reply = self.agent.run(self.conversation, prompt, images)
@@ -485,7 +500,7 @@ class Session:
                               status=exc.status) from None
         except BudgetExceeded:
             if len(self.conversation.messages) > mark:
-                self._answered(mark, prompt, cost)
+                self._answered(mark, made, prompt, cost)
             raise
         except KeyboardInterrupt:  # Ctrl-C stops what the prompt started, as cancel does
             for hook in list(self.on_cancel):
@@ -493,17 +508,51 @@ class Session:
             raise
         finally:  # the agent discovers again when a plugin's tools change
             self.registry = self.agent.registry
-        self._answered(mark, prompt, cost)
+        self._answered(mark, made, prompt, cost)
         return reply
 
-    def _answered(self, mark: int, prompt: str, cost: float | None) -> None:
-        """Count and record the messages ``prompt`` added from ``mark`` on (the session
-        had cost ``cost`` before)."""
+    def _answered(self, mark: int, made: int, prompt: str, cost: float | None) -> None:
+        """Count and record the messages ``prompt`` added from ``mark`` on, and the
+        compactions from the ``made``-th on (the session had cost ``cost`` before)."""
         self.exchange = tuple(self.conversation.messages[mark:])
-        self.turn_usage = usage_of(self.exchange)
+        self._recorded(self.conversation.entries(mark, made), prompt, cost)
+
+    def _recorded(self, entries: Sequence[Entry], prompt: str, cost: float | None) -> None:
+        """Count and record what ``prompt`` added (the session had cost ``cost`` before)."""
+        self.turn_usage = usage_of(entries)
         self.add_usage(self.turn_usage)
         self.turn_cost = None if cost is None or self.cost is None else self.cost - cost
-        self.recorder.record(self.agent, self.conversation, mark, prompt, self.turn_cost)
+        self.recorder.record(self.agent, self.conversation, entries, prompt, self.turn_cost)
+
+    def compact(self, instructions: str = "") -> Compaction | None:
+        """Summarise the older part of the conversation now (``/compact``), with
+        ``instructions`` for the summary; ``None`` when there is nothing to summarise.
+        Recorded as a prompt of its own; the messages stay in the session log."""
+        cost = self.cost
+        made = self.keeper.compact(self.agent, self.conversation, reason="command",
+                                   instructions=instructions or None,
+                                   tools=self.toolset.tools(self.tools()))
+        if made is not None:
+            self._recorded([made], f"/compact {instructions}".rstrip(), cost)
+        return made
+
+    def uncompact(self) -> Compaction | None:
+        """Send the whole conversation again (``/uncompact``); ``None`` when it was not
+        compacted. Recorded as a prompt of its own."""
+        made = self.keeper.uncompact(self.conversation)
+        if made is not None:
+            self._recorded([made], "/uncompact", self.cost)
+        return made
+
+    def context(self) -> Breakdown:
+        """Where the next request's tokens would go (``/context``)."""
+        from ikigai_core.context import breakdown
+
+        tools = self.toolset.tools(self.tools())
+        skills = [self.toolset.skills[name] for name in self.toolset.loaded
+                  if name in self.toolset.skills]
+        return breakdown(self.keeper.view(self.agent, self.conversation), self.provider,
+                         tools, skills, self.keeper.gauge, self.keeper.window(self.agent))
 
     def _deadline(self) -> AbstractContextManager[None]:
         """Around one prompt: its seconds counted; at the seconds limit the run stops as

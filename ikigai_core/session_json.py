@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import (
     AssistantMessage,
+    Compaction,
     Message,
     ToolCall,
     ToolResult,
@@ -38,6 +39,10 @@ class DamagedSession(IkigaiError):
     def __init__(self, session_id: str, what: str) -> None:
         super().__init__(f"session {session_id} is damaged ({what}); remove it with "
                          f"`ikigai sessions rm {session_id}`")
+
+
+MAX_COVERS = 2**62
+"""A bound on a compaction's ``covers`` where the messages before it are not counted."""
 
 
 class _Bad(ValueError):
@@ -141,8 +146,13 @@ def _list(value: Any, what: str) -> list[Any]:
     return list(_need(value, lambda v: isinstance(v, list), what))
 
 
-def message_json(message: Message) -> dict[str, Any]:
-    """One message as a JSON object (``role`` says which kind)."""
+def message_json(message: Message | Compaction) -> dict[str, Any]:
+    """One message, or a compaction, as a JSON object (``role`` says which kind; where a
+    compaction was made is where it stands among the messages)."""
+    if isinstance(message, Compaction):
+        return {"role": "compaction", "text": message.summary, "covers": message.covers,
+                "reason": message.reason, "tokens": list(message.tokens),
+                "usage": None if message.usage is None else usage_json(message.usage)}
     if isinstance(message, UserMessage):
         if message.images:
             return {"role": "user", "text": message.text, "images": [
@@ -219,6 +229,26 @@ def _image_of(data: Any) -> Attachment:
     return Attachment(kind, decoded)
 
 
+COMPACTION_REASONS = ("auto", "command", "overflow", "undo")
+
+
+def entry_of(data: Any, *, keep_raw: bool, at: int) -> Message | Compaction:
+    """The message or compaction :func:`message_json` wrote, ``at`` messages into the
+    conversation (a compaction covers no more than those); raises ``ValueError`` as
+    :func:`message_of` does."""
+    if not (isinstance(data, dict) and data.get("role") == "compaction"):
+        return message_of(data, keep_raw=keep_raw)
+    summary = _need(data.get("text"), _optional(is_text), "a compaction's text")
+    covers = _need(data.get("covers"), lambda c: _is_int(c) and 0 <= c <= at,
+                   "a compaction's covers")
+    reason = _need(data.get("reason"), lambda r: r in COMPACTION_REASONS, "a compaction's reason")
+    tokens = _need(data.get("tokens"), lambda t: isinstance(t, list) and len(t) == 2
+                   and all(_is_int(n) for n in t), "a compaction's tokens")
+    return Compaction(summary, covers if summary is not None else 0, at, reason,
+                      (tokens[0], tokens[1]),
+                      STORED_USAGE.read(data.get("usage")))
+
+
 def _result_of(data: Any) -> ToolResult:
     _need(data, lambda d: isinstance(d, dict), "a tool result")
     return ToolResult(_call_of(data.get("call")),
@@ -276,7 +306,7 @@ def _turn(row: Mapping[str, Any], earlier: set[int],
                              f"{what}'s messages")
     for message in turn["messages"]:
         try:
-            message_of(message, keep_raw=True)
+            entry_of(message, keep_raw=True, at=MAX_COVERS)
         except _Bad as exc:
             raise _Bad(f"in {what}'s messages, {exc}") from None
     turn["tools"] = _need(_json(row["tools"], f"{what}'s tools"),

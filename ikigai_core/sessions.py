@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import (
+    Compaction,
     Conversation,
     Message,
     ToolResultsMessage,
@@ -38,12 +39,13 @@ from ikigai_core.conversation import (
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.session_json import (
     STATUSES,
+    DamagedSession,
+    entry_of,
     is_count,
     is_number,
     is_status,
     is_text,
     message_json,
-    message_of,
     read_session,
 )
 from ikigai_core.statefiles import check_private, ensure_private_dir
@@ -176,7 +178,8 @@ class Turn:
     :param prompt: what the user sent.
     :param provider: the provider's name.
     :param model: the model asked.
-    :param messages: the messages the prompt added to the conversation (its own first).
+    :param messages: the messages the prompt added to the conversation (its own first),
+        and the compactions made meanwhile.
     :param tools: the tools advertised, by name.
     :param skills: the skills loaded when it ended, in load order.
     :param cache_read_tokens: input tokens the provider read from its prompt cache.
@@ -187,7 +190,7 @@ class Turn:
     prompt: str
     provider: str
     model: str
-    messages: Sequence[Message]
+    messages: Sequence[Message | Compaction]
     tools: Mapping[str, Tool]
     skills: Sequence[str] = ()
     cache_read_tokens: int = 0
@@ -455,7 +458,15 @@ class SessionStore:
         conversation = Conversation(system=data["system"])
         for turn in reversed(chain):
             for message in turn["messages"]:
-                conversation.add(message_of(message, keep_raw=turn["provider"] == provider))
+                try:
+                    entry = entry_of(message, keep_raw=turn["provider"] == provider,
+                                     at=len(conversation.messages))
+                except ValueError as exc:  # a compaction covering messages it came before
+                    raise DamagedSession(session_id, str(exc)) from None
+                if isinstance(entry, Compaction):
+                    conversation.compactions.append(entry)
+                else:
+                    conversation.add(entry)
         return Branch(conversation, chain[0]["seq"] if chain else None,
                       tuple(chain[0]["skills"]) if chain else ())
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from ikigai_core.conversation import AssistantMessage, TextDelta, ThinkingDelta
-from ikigai_core.errors import KeyRejected, ProviderError, UsageError
+from ikigai_core.errors import ContextTooLong, KeyRejected, ProviderError, UsageError
 from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
 from ikigai_core.wire import load_object
 
@@ -206,7 +206,8 @@ def send_turn(
     except ProviderError as exc:
         message = redact(str(exc), key)
         if message != str(exc):
-            raise ProviderError(message) from None
+            raise (ContextTooLong if isinstance(exc, ContextTooLong) else ProviderError)(
+                message) from None
         raise
 
 
@@ -253,6 +254,9 @@ class _Exchange:
                         message = name_tools(message, self.provider, self.tools)
                         if self.key_env and self.provider.rejects_key(status, content):
                             raise KeyRejected(message, status=status)
+                        if status == 400 and any(
+                                marker in content for marker in self.provider.context_too_long):
+                            raise ContextTooLong(message)
                         raise ProviderError(message)
                     wait = retry_delay(response.headers, attempt)
             except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,

@@ -247,7 +247,7 @@ def test_ctrl_d_leaves(prompt):
     ("/mo", ["/model"]),
     ("/", ["/tool", "/refresh", "/skill", "/load", "/toolset", "/fork", "/agents", "/send",
            "/kill", "/model", "/clear", "/resume",
-           "/sessions", "/approve",
+           "/sessions", "/approve", "/compact", "/uncompact", "/context",
            "/help", "/quit"]),
     ("/tool file_", ["file_read", "file_write"]),
     ("/model x", []),  # nothing to complete after other commands

@@ -502,7 +502,7 @@ def test_chat_help_unknown_commands_and_tools(keys):
         assert line.startswith(f"ikigai: unknown command {name}; commands: /tool [NAME], /refresh")
         assert ("/skill, /load, /toolset, /fork PROMPT, /agents [ID], /send ID MESSAGE, "
                 "/kill ID, /model NAME, /clear, /resume [ID], /sessions, "
-                "/approve [yes|ask], /help, "
+                "/approve [yes|ask], /compact [INSTRUCTIONS], /uncompact, /context, /help, "
                 "/quit") in line
     assert nosuch == "ikigai: unknown tool 'nosuch'; /tool lists them"
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ikigai_core.commands import chat_agents, chat_skills
+from ikigai_core.commands import chat_agents, chat_context, chat_skills
 from ikigai_core.commands.agent import (
     agent_options,
     cli_session,
@@ -155,6 +155,9 @@ def _approve(chat: ChatSession, argument: str) -> None:
                          f"{APPROVALS} is disabled")
     grants = approve_all(argument == "yes") if argument else current_grants()
     click.echo(guard_line(chat.app, grants))
+
+
+CHAT_COMMANDS.update((command.name, command) for command in chat_context.COMMANDS)
 
 
 @chat_command("/help", "/help", ("/help", "this help"))

@@ -25,7 +25,7 @@ from ikigai_core.statefiles import ensure_private_dir
 if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.commands.chatview import ChatView, FrontEnd
-    from ikigai_core.conversation import ToolCall
+    from ikigai_core.conversation import Compaction, ToolCall
 
 PROMPT = "> "
 ARGUMENTS_SHOWN = 100
@@ -120,6 +120,13 @@ class PlainFrontEnd:
     def turn(self) -> AbstractContextManager[None]:
         """Nothing around a turn; the text's last line is ended."""
         return nullcontext()
+
+    def compacted(self, compaction: Compaction) -> None:
+        """``ikigai: compacted: 42 messages summarised, ...``."""
+        from ikigai_core.commands.chat_context import compaction_line
+
+        self.end_line()
+        warn(compaction_line(compaction))
 
     def started(self, chat: ChatView, guard: str) -> None:
         """On a terminal: say who we chat with and how tools are guarded; let plugins ask

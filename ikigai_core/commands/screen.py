@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.commands.chatview import ChatView
     from ikigai_core.commands.lineinput import LineInput
-    from ikigai_core.conversation import ToolCall
+    from ikigai_core.conversation import Compaction, ToolCall
     from ikigai_core.lifecycle import CallRecord
 
 PREVIEW_LINES = 4
@@ -388,6 +388,16 @@ class Screen:
         self.app.pm.register(self.question_time, name=__name__)
         self._note(f"{chatting_with(chat)}; /help for commands, Alt-Enter or \\ Enter for a "
                    "new line, Ctrl-D to leave")
+
+    def compacted(self, compaction: Compaction) -> None:
+        """The compaction's line, dimmed, where the conversation is."""
+        from rich.text import Text
+
+        from ikigai_core.commands.chat_context import compaction_line
+
+        self.end_line()
+        self.console.print(Text(printable(compaction_line(compaction)), style="dim"))
+        self.spaced = True
 
     def cleared(self) -> None:
         """Say that the conversation starts afresh."""

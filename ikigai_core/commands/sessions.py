@@ -7,7 +7,7 @@ import json
 import re
 import textwrap
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -104,9 +104,12 @@ def search_sessions(app: App, text: str, limit: int, as_json: bool) -> None:
                    "in fenced blocks.")
 @click.option("--plain", "form", flag_value="plain", default=True,
               help="A plain text transcript (the default).")
+@click.option("--full", is_flag=True,
+              help="Every message, also those a compaction summarised (JSON always has all).")
 @pass_app
-def show_session(app: App, session_id: str, form: str) -> None:
-    """One conversation: its messages, tool calls and tokens (ID may be the start of an id)."""
+def show_session(app: App, session_id: str, form: str, full: bool) -> None:
+    """One conversation: its messages, tool calls and tokens (ID may be the start of an id).
+    The messages a compaction summarised are left out unless --full."""
     store = store_of(app)
     data = store.show(store.resolve(session_id))
     tree = Tree(store.sessions())
@@ -114,13 +117,13 @@ def show_session(app: App, session_id: str, form: str) -> None:
         echo_json({**data, "agents": tree_json(tree, data["id"])})
         return
     form_of = transcript if form == "markdown" else plain_transcript
-    click.echo(printable(form_of(data)), nl=False)
+    click.echo(printable(form_of(data, full=full)), nl=False)
     lines = tree_lines(tree, data["id"], markdown=form == "markdown")
     if lines:
         click.echo(printable("\n".join(["", *lines])))
 
 
-def transcript(data: Mapping[str, Any]) -> str:
+def transcript(data: Mapping[str, Any], *, full: bool = True) -> str:
     """A conversation as markdown: a heading per prompt (quoted), the model's text as it
     wrote it, each tool call and its result in a fenced block (a shell command as ``sh``,
     the rest as JSON)."""
@@ -128,10 +131,11 @@ def transcript(data: Mapping[str, Any]) -> str:
              f"{data['command']} in `{data['cwd']}`, {_when(data['created'])}", ""]
     if data["system"]:
         lines += ["## System prompt", "", *_fenced(data["system"], "markdown"), ""]
+    hidden = () if full else _summarised(data)
     for turn in data["turns"]:
         lines += [f"## Prompt {_title(turn)}", "",
                   *(f"> {line}".rstrip() for line in turn["prompt"].split("\n")), ""]
-        for text, result in _steps(turn):
+        for text, result in _steps(turn, hidden):
             if result is None:
                 lines += [text, ""]
                 continue
@@ -144,16 +148,18 @@ def transcript(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plain_transcript(data: Mapping[str, Any]) -> str:
+def plain_transcript(data: Mapping[str, Any], *, full: bool = True) -> str:
     """A conversation as plain text: each prompt under a line naming it (indented), each
-    tool call and its result on a line each, the model's text as it wrote it."""
+    tool call and its result on a line each, the model's text as it wrote it; without
+    ``full``, the messages the compaction in force summarised left out."""
     lines = [f"Session {data['id']}: {data['command']} in {data['cwd']}, "
              f"{_when(data['created'])}", ""]
     if data["system"]:
         lines += ["System prompt:", textwrap.indent(data["system"], "    "), ""]
+    hidden = () if full else _summarised(data)
     for turn in data["turns"]:
         lines += [f"Prompt {_title(turn)}:", textwrap.indent(turn["prompt"], "    "), ""]
-        for text, result in _steps(turn):
+        for text, result in _steps(turn, hidden):
             if result is None:
                 lines += [text, ""]
                 continue
@@ -175,15 +181,54 @@ def _title(turn: Mapping[str, Any]) -> str:
             f"{tokens_words(turn, ', ')}{after})")
 
 
-def _steps(turn: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
-    """What a prompt led to, in order: ``(text, None)`` for the model's text, ``("", result)``
-    for each tool call with its result."""
-    for message in turn["messages"]:
-        if message["role"] == "assistant" and message["text"]:
+def _summarised(data: Mapping[str, Any]) -> set[tuple[int, int]]:
+    """``(turn, index)`` of each message the compaction in force summarised (in the order
+    the turns were recorded)."""
+    order: list[tuple[int, int]] = []
+    covers = 0
+    for turn in data["turns"]:
+        for index, message in enumerate(turn["messages"]):
+            if message["role"] != "compaction":
+                order.append((turn["seq"], index))
+            elif message["text"] is None:
+                covers = 0
+            else:
+                covers = message["covers"]
+    return set(order[:covers])
+
+
+def _compaction_text(message: Mapping[str, Any]) -> str:
+    """A compaction as a transcript shows it: what it did, and its summary."""
+    if message["text"] is None:
+        return "[Uncompacted: the model is sent every message again]"
+    before, after = message["tokens"]
+    return (f"[Compacted ({message['reason']}): the first {message['covers']} messages "
+            f"summarised, {before:,} → {after:,} tokens]\n"
+            + textwrap.indent(message["text"], "    "))
+
+
+def _steps(turn: Mapping[str, Any], hidden: Collection[tuple[int, int]]
+           ) -> Iterator[tuple[str, Mapping[str, Any] | None]]:
+    """What a prompt led to, in order: ``(text, None)`` for the model's text and each
+    compaction, ``("", result)`` for each tool call with its result; the messages in
+    ``hidden`` as one line saying they were summarised."""
+    left_out = 0
+    for index, message in enumerate(turn["messages"]):
+        if (turn["seq"], index) in hidden:
+            left_out += 1
+            continue
+        if left_out:
+            yield f"[{left_out} messages summarised by a compaction; --full shows them]", None
+            left_out = 0
+        if message["role"] == "compaction":
+            yield _compaction_text(message), None
+        elif message["role"] == "assistant" and message["text"]:
             yield message["text"], None
         elif message["role"] == "tool":
             for result in message["results"]:
                 yield "", result
+    if left_out:
+        yield f"[{left_out} messages summarised by a compaction; --full shows them]", None
 
 
 def _shell_command(arguments: Any) -> str | None:

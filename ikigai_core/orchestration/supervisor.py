@@ -54,7 +54,7 @@ from ikigai_core.outcome import BUDGET_EXCEEDED
 from ikigai_core.session import store_of
 
 if TYPE_CHECKING:
-    from ikigai_core.conversation import Message, ToolCall
+    from ikigai_core.conversation import Compaction, Message, ToolCall
     from ikigai_core.session import Asker, Session
 
 WAIT_OUTPUT_CAP = 16 * 1024
@@ -651,6 +651,9 @@ class ChildEvents:
         from contextlib import nullcontext
 
         return nullcontext()
+
+    def compacted(self, compaction: Compaction) -> None:
+        """Nothing: the child's compactions are in its own session's record."""
 
 
 def inherited(session: Session, history: str | int) -> list[Message]:
