@@ -1,6 +1,7 @@
-"""What a tool may carry beside its result (an image) for providers that take binary
-content natively. A module of its own: a call without attachments (every ``ikigai tool
-run``) never imports it (the start-up ledger)."""
+"""Binary content (an image) that goes to providers natively: what a tool may carry beside
+its result, and what a user attaches to a prompt (``ikigai_core.inputs``). A module of its
+own: a call without attachments (every ``ikigai tool run``) never imports it (the start-up
+ledger)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ the envelope's text still says what they were."""
 
 
 class Attachment(Record):
-    """Binary content a tool returned beside its JSON result (an image), never inside it.
+    """Binary content a tool returned beside its JSON result (an image), never inside it,
+    or an image a user attached to a prompt (:attr:`UserMessage.images
+    <ikigai_core.conversation.UserMessage.images>`, recorded with the message).
 
     A provider whose API takes it in a tool result sends it there in its own form
     (Anthropic's image blocks, Gemini's ``inlineData``); the envelope's text (which
