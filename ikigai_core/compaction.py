@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ikigai_core.context import (
@@ -147,7 +147,7 @@ class Keeper:
         made = Compaction(summary, covers, len(conversation.messages), reason, usage=usage)
         conversation.compactions.append(made)
         after = self.tokens(agent, self.view(agent, conversation), tools)
-        conversation.compactions[-1] = made = replace(made, tokens=(tokens_before, after))
+        conversation.compactions[-1] = made = made.replace(tokens=(tokens_before, after))
         self.on_compact(made)
         return made
 

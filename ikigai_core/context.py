@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.conversation import (
@@ -128,7 +128,7 @@ def view(conversation: Conversation, *, prune_after: int,
         messages = messages[compaction.covers:]
         head = f"{SUMMARY_HEAD}\n\n{compaction.summary}"
         if messages and isinstance(messages[0], UserMessage):
-            messages[0] = replace(messages[0], text=f"{head}\n\n{messages[0].text}")
+            messages[0] = messages[0].replace(text=f"{head}\n\n{messages[0].text}")
         else:
             messages.insert(0, UserMessage(head))
     return Conversation(messages, system)
@@ -178,8 +178,8 @@ def _placeholder(result: ToolResult) -> ToolResult:
         arguments = arguments[:ARGUMENTS_NAMED - 1] + "…"
     note = (f"pruned: this result of {result.call.name} {arguments} ({size} bytes) was left "
             "out to save context; call the tool again if you need it")
-    return replace(result, envelope={"tool_success": not result.is_error, "pruned": note},
-                   attachments=())
+    return result.replace(envelope={"tool_success": not result.is_error, "pruned": note},
+                          attachments=())
 
 
 # -- Counting ---------------------------------------------------------------------

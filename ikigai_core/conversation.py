@@ -183,8 +183,7 @@ class ToolResultsMessage(Record):
 Message = UserMessage | AssistantMessage | ToolResultsMessage
 
 
-@dataclass(frozen=True)
-class Compaction:
+class Compaction(Record):
     """The conversation's first ``covers`` messages summarised as ``summary``, from the
     moment there were ``at`` messages on: the model is sent the summary instead of them
     (:mod:`ikigai_core.context`); the messages themselves stay. ``summary`` ``None`` (and
