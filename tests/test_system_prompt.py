@@ -304,6 +304,10 @@ def test_chat_skill_load_and_toolset_on_a_terminal(isolated_home, make_tool, fak
 
 def test_chat_commands_from_a_pipe(isolated_home, make_tool, fake_server):
     """The same commands in-process: the errors are one line each and the chat goes on."""
+    from ikigai_tools_builtin.builtin import AGENT_SCRIPTS
+
+    # a chat serves the agents API, and so sends the agent_* tools too (issue 25)
+    served = [script.removesuffix("-tool").replace("-", "_") for script in AGENT_SCRIPTS]
     greeter(isolated_home, make_tool)
     fake_server.push(REPLIES["openai"].reply("Hi!", stream=True))
     script = ("/skill\n/load\n/load nope\n/load greeter\n/load greeter\n/toolset none\n"
@@ -314,7 +318,7 @@ def test_chat_commands_from_a_pipe(isolated_home, make_tool, fake_server):
     assert result.stdout.splitlines()[:7] == [
         "Skills:", "  greeter  user      Greets people by name.",
         "  notes    user      Keep notes tidy.", "Skill greeter loaded.",
-        f"Tools sent: {', '.join(App().registry())} (skills loaded: greeter)",
+        f"Tools sent: {', '.join(sorted([*App().registry(), *served]))} (skills loaded: greeter)",
         "Skill greeter is loaded already.", "Tools sent: greet (skills loaded: greeter)"]
     assert result.stderr.splitlines() == [
         "ikigai: /load needs a skill name; /skill lists them",
