@@ -43,6 +43,8 @@ class Settings(Record):
     enabled_tools: tuple[str, ...] | None = None
     disabled_tools: tuple[str, ...] = ()
     log: bool = True
+    sessions_url: str | None = None
+    """Where the session log is kept (``None``: ``sqlite:///$IKIGAI_HOME/sessions.db``)."""
     shell: str | None = None
     """The shell the bash tool runs commands in (``None``: ``/bin/sh``); see :data:`CHOICES`."""
     context_window: int | None = None
@@ -105,6 +107,7 @@ ENV_VARS = {
     "sandbox": "IKIGAI_SANDBOX",
     "sandbox_network": "IKIGAI_SANDBOX_NETWORK",
     "log": "IKIGAI_LOG",
+    "sessions_url": "IKIGAI_SESSIONS_URL",
     "shell": "IKIGAI_SHELL",
     "agents_max_running": "IKIGAI_AGENTS_MAX_RUNNING",
     "agents_max_depth": "IKIGAI_AGENTS_MAX_DEPTH",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ikigai_core.notices import Notices
     from ikigai_core.outcome import ToolOutcome
     from ikigai_core.providers import Provider
+    from ikigai_core.sessions import StoreKind
     from ikigai_core.skills import SkillSource
     from ikigai_core.tools import ToolSource
 
@@ -207,6 +208,23 @@ def ikigai_status(context: CallContext) -> Sequence[str]:
 
     :param context: where and for whom this invocation's tool calls run.
     :returns: zero or more short strings.
+    """
+
+
+# -- Session stores -------------------------------------------------------------
+
+
+@hookspec
+def ikigai_session_stores() -> Sequence[StoreKind]:
+    """Return the kinds of session store this plugin gives, each for some URL schemes.
+
+    Called when a command first records or reads the session log; the ``sessions_url``
+    setting's scheme picks the kind (the default plugin gives ``sqlite``,
+    ikigai-store-postgres ``postgresql``). Keep the plugin module light: import the
+    store's driver in ``StoreKind.open`` or later, never at import time.
+
+    :returns: zero or more :class:`ikigai_core.sessions.StoreKind` objects; a scheme
+        given twice is reported and the first kind kept.
     """
 
 

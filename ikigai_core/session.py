@@ -182,10 +182,11 @@ def start_conversation(app: App, *, system: str | None = None, skills: Sequence[
 
 
 def store_of(app: App) -> SessionStore:
-    """The invocation's session log, ``$IKIGAI_HOME/sessions.db``."""
-    from ikigai_core.sessions import DB_NAME, SessionStore
+    """The invocation's session log: the store the ``sessions_url`` setting names
+    (default ``$IKIGAI_HOME/sessions.db``), opened by the plugin giving its scheme."""
+    from ikigai_core.sessions import open_store
 
-    return SessionStore(app.home / DB_NAME)
+    return open_store(app.pm, app.settings.sessions_url or "sqlite://", app.home, app.notices)
 
 
 class Recorder:

@@ -37,6 +37,8 @@ class DamagedSession(IkigaiError):
     wrong, and how to get rid of it."""
 
     def __init__(self, session_id: str, what: str) -> None:
+        self.what = what
+        """What is wrong, alone."""
         super().__init__(f"session {session_id} is damaged ({what}); remove it with "
                          f"`ikigai sessions rm {session_id}`")
 

@@ -4,7 +4,7 @@ could have written them (ssh's rule) and at most 4 MiB; written user-only and at
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -167,11 +167,18 @@ def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
 
 
 def write_private_json(path: Path, data: Any) -> None:
-    """Write ``data`` to ``path`` user-only (0600) and atomically (temp file + rename): on
-    any failure the old file is intact, no temp file is left, and the error is one
-    :class:`WriteError` (``cannot write PATH: No space left on device``)."""
-    import json  # lazy, with tempfile: a warm `ikigai tool list` writes nothing
-    import tempfile
+    """Write ``data`` as JSON to ``path``, as :func:`write_private` does."""
+    import json  # lazy: a warm `ikigai tool list` writes nothing
+
+    write_private(path, [json.dumps(data, indent=1)])
+
+
+def write_private(path: Path, chunks: Iterable[str]) -> None:
+    """Write ``chunks`` to ``path`` user-only (0600) and atomically (temp file + rename): on
+    any failure (of a chunk's maker too) the old file is intact, no temp file is left, and
+    a write error is one :class:`WriteError` (``cannot write PATH: No space left on
+    device``)."""
+    import tempfile  # lazy: a warm `ikigai tool list` writes nothing
 
     try:
         ensure_private_dir(path.parent)
@@ -180,7 +187,8 @@ def write_private_json(path: Path, data: Any) -> None:
         raise WriteError(path, exc) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
+            for chunk in chunks:
+                f.write(chunk)
         os.replace(tmp, path)
     except BaseException as exc:
         os.unlink(tmp)

@@ -137,6 +137,12 @@ def unused_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256
+    """Connections waiting to be accepted: a hundred clients at once each get through
+    (the default 5 drops the rest's first tries, which a loaded machine makes time out)."""
+
+
 class FakeServer:
     """The server: ``url``, ``push(*replies)``, ``requests``, ``close()``."""
 
@@ -147,7 +153,7 @@ class FakeServer:
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(

@@ -13,7 +13,7 @@ from contextlib import closing
 
 import pytest
 
-from ikigai_core.sessions import MIGRATIONS, SessionStore
+from ikigai_core.sqlite_store import MIGRATIONS, SqliteStore
 from tests.support.replies import REPLIES
 from tests.test_sessions import IKIGAI, _user_texts, db_path, invoke, offline
 
@@ -61,7 +61,7 @@ def test_a_log_of_schema_1_is_one_chain_after_the_migration(isolated_home, tmp_p
         for seq in range(3):
             db.execute("INSERT INTO turns VALUES ('old1', ?, 1, 'openai', 'm', ?, 1, 2, ?, '{}')",
                        (seq, f"p{seq}", json.dumps([{"role": "user", "text": f"p{seq}"}])))
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     turns = store.show("old1")["turns"]
     assert [(t["parent"], t["skills"]) for t in turns] == [(None, []), (0, []), (1, [])]
     branch = store.branch("old1", "openai")

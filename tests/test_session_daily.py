@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_core import sessions
+from ikigai_core import sqlite_store as sessions
 from ikigai_core.sessions import SCHEMA_VERSION
 from tests.support.replies import REPLIES
 from tests.test_session_damage import DAMAGES, damage, one_session

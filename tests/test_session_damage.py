@@ -24,7 +24,7 @@ from ikigai_core.commands.sessions import transcript
 from ikigai_core.errors import IkigaiError
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.providers import collect_providers
-from ikigai_core.sessions import SessionStore
+from ikigai_core.sqlite_store import SqliteStore
 from tests.faults.test_fuzz_parsers import json_values, mangled
 from tests.support.replies import REPLIES
 from tests.test_sessions import a_turn, db_path, invoke, offline
@@ -152,7 +152,7 @@ def damaged_value(draw, column: str, original: Any) -> Any:
 @pytest.fixture
 def recorded(isolated_home, tmp_path) -> Path:
     """A database with two turns of one session (tool calls in both), copied per example."""
-    store = SessionStore(tmp_path / "template.db")
+    store = SqliteStore(tmp_path / "template.db")
     for prompt in ("one", "two"):
         store.add_turn("s1", a_turn(prompt, calls=2), command="ask", cwd=tmp_path,
                        system="be brief", parent=None if prompt == "one" else 0)
@@ -169,13 +169,13 @@ def _shown_or_refused(action, *args) -> None:
         assert "\n" not in str(exc) and "ikigai sessions rm s1" in str(exc), str(exc)
 
 
-def _show(store: SessionStore) -> None:
+def _show(store: SqliteStore) -> None:
     """What ``sessions show --json`` and ``--markdown`` print."""
     dumps(store.show("s1"), indent=2)
     transcript(store.show("s1"))
 
 
-def _go_on(store: SessionStore, provider) -> None:
+def _go_on(store: SqliteStore, provider) -> None:
     """What ``ask --continue`` sends ``provider``."""
     build_request(provider, store.branch("s1", provider.name).conversation, {}, model="m",
                   stream=True)
@@ -195,7 +195,7 @@ def check_damage(data, template: Path, home: Path) -> None:
             db.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?", (value, rowid))
         except sqlite3.IntegrityError:  # NOT NULL, a key taken: sqlite3 refuses it too
             return
-    store = SessionStore(path)
+    store = SqliteStore(path)
     _shown_or_refused(_show, store)
     for provider in PROVIDERS.values():
         _shown_or_refused(_go_on, store, provider)

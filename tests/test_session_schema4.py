@@ -11,12 +11,12 @@ from dataclasses import replace
 
 import pytest
 
-from ikigai_core.sessions import MIGRATIONS, SCHEMA_VERSION, SessionStore
+from ikigai_core.sqlite_store import MIGRATIONS, SCHEMA_VERSION, SqliteStore
 from tests.test_sessions import a_turn, db_path
 
 
 def test_a_turns_cache_tokens_and_cost_are_stored_and_summed(isolated_home, tmp_path):
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     for cost in (0.25, 0.5):
         turn = replace(a_turn(), cache_read_tokens=100, cache_write_tokens=7, cost=cost)
         store.add_turn("s1", turn, command="ask", cwd=tmp_path, system=None)
@@ -31,7 +31,7 @@ def test_a_turns_cache_tokens_and_cost_are_stored_and_summed(isolated_home, tmp_
 
 
 def test_a_sub_agents_lineage_and_status_are_stored(isolated_home, tmp_path):
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     store.add_turn("main", a_turn(), command="chat", cwd=tmp_path, system=None)
     store.new_session("sub", command="agent", cwd=tmp_path, system="be a reviewer",
                       parent="main", fork_turn=0, agent="reviewer", status="running")
@@ -65,7 +65,7 @@ def test_a_log_of_schema_3_gains_the_columns_and_keeps_its_turns(isolated_home, 
                    "input_tokens, output_tokens, messages, tools) VALUES "
                    "('old', 0, 1, 'openai', 'm', 'p', 3, 4, ?, '{}')",
                    (json.dumps([{"role": "user", "text": "p"}]),))
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     (turn,) = store.show("old")["turns"]
     assert (turn["input_tokens"], turn["cache_read_tokens"], turn["cache_write_tokens"],
             turn["cost"]) == (3, 0, 0, None)

@@ -29,7 +29,8 @@ from ikigai_core.conversation import (
     UserMessage,
 )
 from ikigai_core.errors import IkigaiError, UsageError
-from ikigai_core.sessions import SCHEMA_VERSION, SessionStore, Turn
+from ikigai_core.sessions import SCHEMA_VERSION, Turn
+from ikigai_core.sqlite_store import SqliteStore
 from ikigai_core.tools import Tool
 from tests.support.replies import REPLIES
 
@@ -69,7 +70,7 @@ def a_turn(prompt: str = "hi", *, calls: int = 1) -> Turn:
 
 
 def test_a_turn_is_recorded_and_read_back_whole(isolated_home, tmp_path):
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     turn = a_turn()
     store.add_turn("s1", turn, command="chat", cwd=tmp_path, system="be brief")
     data = store.show("s1")
@@ -89,7 +90,7 @@ def test_a_turn_is_recorded_and_read_back_whole(isolated_home, tmp_path):
 
 
 def test_what_cannot_be_stored_as_json_is_left_out(isolated_home, tmp_path):
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     turn = Turn("q", "openai", "m", [UserMessage("q"), AssistantMessage("a", raw=object())], {})
     store.add_turn("s1", turn, command="ask", cwd=tmp_path, system=None)
     assert store.branch("s1", "openai").conversation.messages == [UserMessage("q"), AssistantMessage("a")]
@@ -105,7 +106,7 @@ def test_usage_is_read_from_numbers_only(fields, usage):
 
 
 def test_the_database_is_user_only_versioned_and_in_wal_mode(isolated_home, tmp_path):
-    SessionStore(db_path(isolated_home)).add_turn("s1", a_turn(), command="ask", cwd=tmp_path,
+    SqliteStore(db_path(isolated_home)).add_turn("s1", a_turn(), command="ask", cwd=tmp_path,
                                                   system=None)
     assert db_path(isolated_home).stat().st_mode & 0o777 == 0o600
     with sqlite3.connect(db_path(isolated_home)) as db:
@@ -117,19 +118,19 @@ def test_a_newer_schema_is_refused_in_one_line(isolated_home):
     with sqlite3.connect(db_path(isolated_home)) as db:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(IkigaiError, match="written by a newer ikigai") as exc:
-        SessionStore(db_path(isolated_home)).sessions()
+        SqliteStore(db_path(isolated_home)).sessions()
     assert "\n" not in str(exc.value)
 
 
 def test_a_file_that_is_not_a_database_is_one_line(isolated_home):
     db_path(isolated_home).write_bytes(b"not sqlite at all" * 100)
     with pytest.raises(IkigaiError, match="move it away") as exc:
-        SessionStore(db_path(isolated_home)).sessions()
+        SqliteStore(db_path(isolated_home)).sessions()
     assert "\n" not in str(exc.value)
 
 
 def test_ids_resolve_by_their_start(isolated_home, tmp_path):
-    store = SessionStore(db_path(isolated_home))
+    store = SqliteStore(db_path(isolated_home))
     for session in ("abc111", "abc222", "def333"):
         store.add_turn(session, a_turn(), command="ask", cwd=tmp_path, system=None)
     assert store.resolve("d") == "def333"
@@ -144,9 +145,9 @@ def test_ids_resolve_by_their_start(isolated_home, tmp_path):
 WRITER = """
 import sys
 from pathlib import Path
-from ikigai_core.sessions import SessionStore
+from ikigai_core.sqlite_store import SqliteStore
 from tests.test_sessions import a_turn
-store = SessionStore(Path(sys.argv[1]))
+store = SqliteStore(Path(sys.argv[1]))
 for i in range(int(sys.argv[3])):
     store.add_turn(sys.argv[2], a_turn(f"prompt {i}", calls=int(sys.argv[4])), command="ask",
                    cwd=Path("/"), system=None)
@@ -164,12 +165,12 @@ def test_two_processes_logging_at_once_both_land(isolated_home):
     writers = [_writer(isolated_home, name, 40) for name in ("one", "two")]  # a fresh database
     ended = [writer.communicate(timeout=120) for writer in writers]
     assert [writer.returncode for writer in writers] == [0, 0], ended
-    counts = {s.id: s.turns for s in SessionStore(db_path(isolated_home)).sessions()}
+    counts = {s.id: s.turns for s in SqliteStore(db_path(isolated_home)).sessions()}
     assert counts == {"one": 40, "two": 40}
 
 
 def test_a_killed_writer_leaves_whole_turns_only(isolated_home):
-    SessionStore(db_path(isolated_home)).sessions()  # created and migrated
+    SqliteStore(db_path(isolated_home)).sessions()  # created and migrated
     writer = _writer(isolated_home, "big", 100000, calls=50)
     deadline = time.monotonic() + 30
     with sqlite3.connect(db_path(isolated_home), timeout=30) as db:
@@ -212,7 +213,7 @@ def test_chat_then_continue_sends_the_earlier_messages(fake_server, isolated_hom
     assert invoke("ask", "--continue", "--provider", "openai", "--no-stream",
                   "third").exit_code == 0
     assert _user_texts(fake_server.requests[3].json) == ["first", "second", "third"]
-    (session,) = SessionStore(db_path(isolated_home)).sessions()
+    (session,) = SqliteStore(db_path(isolated_home)).sessions()
     assert session.turns == 3 and session.first_prompt == "first"
 
 
@@ -299,7 +300,7 @@ def test_resume_by_id_and_clear_starts_a_new_session(fake_server, isolated_home)
     replies = REPLIES["openai"]
     fake_server.push(*(replies.reply(t) for t in ("A.", "B.", "C.", "D.")))
     invoke("chat", "--provider", "openai", "--no-stream", input="one\n/clear\ntwo\n")
-    older, newer = sorted(SessionStore(db_path(isolated_home)).sessions(),
+    older, newer = sorted(SqliteStore(db_path(isolated_home)).sessions(),
                           key=lambda s: s.first_prompt)
     assert (older.first_prompt, newer.first_prompt) == ("one", "two")
     result = invoke("chat", "--resume", older.id[:8], "--provider", "openai", input="three\n")

@@ -9,6 +9,7 @@ import textwrap
 import time
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import asdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,6 +18,7 @@ from ikigai_core.commands.output import echo_json, printable, warn
 from ikigai_core.commands.session_tree import Tree, tree_json, tree_lines
 from ikigai_core.commands.spend import tokens_words
 from ikigai_core.commands.tools import pass_app
+from ikigai_core.errors import UsageError
 from ikigai_core.session import store_of
 
 if TYPE_CHECKING:
@@ -29,7 +31,8 @@ PROMPT_SHOWN = 50
 
 @click.group("sessions")
 def sessions() -> None:
-    """The recorded conversations of ask and chat ($IKIGAI_HOME/sessions.db)."""
+    """The recorded conversations of ask and chat (in the sessions_url store: SQLite
+    $IKIGAI_HOME/sessions.db unless set; docs/sessions.md)."""
 
 
 @sessions.command("list")
@@ -260,3 +263,39 @@ def remove_session(app: App, session_id: str) -> None:
     found = store.resolve(session_id)
     store.remove(found)
     click.echo(f"Removed session {found}.")
+
+
+@sessions.command("export")
+@click.option("--to", "target", type=click.Path(dir_okay=False, writable=True),
+              metavar="FILE", help="Write to FILE (replaced whole, or left as it was) "
+                                   "instead of standard output.")
+@pass_app
+def export_sessions(app: App, target: str | None) -> None:
+    """Every conversation as JSON lines, one per conversation, the oldest first: what
+    `sessions import` reads into another store (docs/sessions.md)."""
+    from ikigai_core.session_transfer import export_lines
+    from ikigai_core.statefiles import write_private
+
+    lines = export_lines(store_of(app))
+    if target is None:
+        for line in lines:
+            click.echo(line)
+        return
+    write_private(Path(target), (line + "\n" for line in lines))
+
+
+@sessions.command("import")
+@click.argument("source", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
+@pass_app
+def import_sessions(app: App, source: str) -> None:
+    """Record the conversations of FILE (written by `sessions export`) in this store; a
+    conversation whose id is here already is left as it is. Every line is checked
+    before anything is written."""
+    from ikigai_core.session_transfer import import_rows, read_lines
+
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {source}: {exc}") from None
+    imported, there = import_rows(store_of(app), read_lines(text.splitlines(), source))
+    click.echo(f"Imported {imported} sessions" + (f" ({there} already here)." if there else "."))

@@ -13,6 +13,7 @@ DEFAULT_PLUGINS = (
     "ikigai_core.defaults.system_prompt",  # the default system prompt, or its override
     "ikigai_core.defaults.project_instructions",  # a trusted project's AGENTS.md
     "ikigai_core.defaults.skills",  # $IKIGAI_HOME/skills and ./.ikigai/skills
+    "ikigai_core.defaults.stores",  # the SQLite session store
 )
 ESSENTIAL_PLUGINS = ("ikigai_core.envelope",)
 

@@ -1,0 +1,1 @@
+"""ikigai's session log in PostgreSQL (``sessions_url = postgresql://...``)."""
