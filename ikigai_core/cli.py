@@ -44,7 +44,7 @@ COMMANDS = {
     "batch": ("ikigai_core.commands.batch:batch",
               "Run every task of TASKS.jsonl as a session; append each result to a JSONL file."),
     "sessions": ("ikigai_core.commands.sessions:sessions",
-                 "The recorded conversations of ask and chat ($IKIGAI_HOME/sessions.db)."),
+                 "The recorded conversations of ask and chat (the sessions_url store)."),
     "skill": ("ikigai_core.commands.skills:skill_group",
               "List and show the skills the model can load."),
     "agents": ("ikigai_core.commands.agents:agents_group",

@@ -10,14 +10,15 @@ from click.testing import CliRunner
 
 from ikigai_core.cli import cli
 from ikigai_core.conversation import AssistantMessage, Usage, UserMessage
-from ikigai_core.sessions import SessionStore, Turn
+from ikigai_core.sessions import Turn
+from ikigai_core.sqlite_store import SqliteStore
 
 
 def invoke(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def record(store: SessionStore, session_id: str, tokens: tuple[int, int], tmp_path, *,
+def record(store: SqliteStore, session_id: str, tokens: tuple[int, int], tmp_path, *,
            parent: str | None = None, agent: str | None = None, status: str | None = None,
            fork_turn: int | None = None) -> None:
     """A conversation of one prompt using ``tokens`` (input, output)."""
@@ -30,10 +31,10 @@ def record(store: SessionStore, session_id: str, tokens: tuple[int, int], tmp_pa
                    command="agent" if parent else "chat", cwd=tmp_path, system=None)
 
 
-def a_tree(isolated_home, tmp_path) -> SessionStore:
+def a_tree(isolated_home, tmp_path) -> SqliteStore:
     """root (100+10) forked reviewer (20+2, done) and scout (30+3, budget_exceeded), which
     forked a grandchild (5+1, killed); 'other' is a conversation without children."""
-    store = SessionStore(isolated_home / "sessions.db")
+    store = SqliteStore(isolated_home / "sessions.db")
     record(store, "other", (1, 1), tmp_path)
     record(store, "root", (100, 10), tmp_path)
     record(store, "rev", (20, 2), tmp_path, parent="root", agent="reviewer", status="done",

@@ -8,7 +8,8 @@ import os
 import re
 import subprocess
 
-from ikigai_core.sessions import DB_NAME, SessionStore
+from ikigai_core.sessions import DB_NAME
+from ikigai_core.sqlite_store import SqliteStore
 from tests.support.replies import REPLIES
 from tests.test_chat_terminal import IKIGAI, chat, env  # noqa: F401 - the fixtures
 from tests.test_prompt_images import PNG, PNG_URL
@@ -40,7 +41,7 @@ def test_resume_completes_ids_with_their_first_prompts(chat, fake_server,  # noq
     chat.write(b"/clear\r")
     chat.write(b"count the sheep\r")
     chat.wait_for("Counted.")
-    ids = [s.id for s in SessionStore(isolated_home / DB_NAME).sessions()]
+    ids = [s.id for s in SqliteStore(isolated_home / DB_NAME).sessions()]
     assert len(ids) == 2
     chat.write(b"/resume \t")
     for session, prompt in zip(ids, ("count the sheep", "remember the walrus"), strict=True):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ikigai_core import App, Session
 from ikigai_core.orchestration import Supervisor
-from ikigai_core.sessions import DB_NAME, SessionStore
+from ikigai_core.sessions import DB_NAME
+from ikigai_core.sqlite_store import SqliteStore
 from tests.support.agents import AgentModel
 from tests.support.procs import pid_written, wait_gone
 from tests.test_subagents_runtime import slowly
@@ -23,7 +24,7 @@ TIMEOUT = 30
 
 
 def _rows(home: Path) -> dict[str, object]:
-    return {s.id: s for s in SessionStore(home / DB_NAME).sessions()}
+    return {s.id: s for s in SqliteStore(home / DB_NAME).sessions()}
 
 
 def test_each_child_is_recorded_with_its_parent_agent_and_status(tmp_path, isolated_home):

@@ -31,8 +31,10 @@ PROMPT_SHOWN = 50
 
 @click.group("sessions")
 def sessions() -> None:
-    """The recorded conversations of ask and chat (in the sessions_url store: SQLite
-    $IKIGAI_HOME/sessions.db unless set; docs/sessions.md)."""
+    """The recorded conversations of ask and chat (the sessions_url store).
+
+    SQLite at $IKIGAI_HOME/sessions.db unless sessions_url names another (docs/sessions.md).
+    """
 
 
 @sessions.command("list")

@@ -90,7 +90,7 @@ def test_search_needs_every_word_and_marks_them(store, tmp_path):
 WRITER = """
 import sys
 from pathlib import Path
-from tests.support.asks import asks_at_once
+from tests.stores.conftest import store_at
 from tests.test_sessions import a_turn
 store = store_at(sys.argv[1], Path("/nonexistent"))
 for i in range(int(sys.argv[3])):
