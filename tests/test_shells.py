@@ -77,7 +77,7 @@ def test_an_unknown_shell_is_refused_before_anything_runs():
 def system_prompt(env: dict[str, str]) -> str:
     done = ikigai("request", "--provider", "openai", "hi", env=env)
     assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["messages"][0]["content"])
+    return str(json.loads(done.stdout)["instructions"])  # the Responses wire's system prompt
 
 
 @pytest.mark.parametrize("shell", ["zsh", "fish", "pwsh"])
