@@ -31,7 +31,8 @@ def test_the_model_is_told(tmp_path):
     ran = ikigai("request", "--provider", "anthropic", "hi", home=tmp_path,
                  IKIGAI_ENV_SCRUB="_API_KEY")
     assert ran.returncode == 0, ran.stderr
-    system = json.loads(ran.stdout)["system"]
+    # Anthropic's system prompt is a list of text blocks (the last marked for the cache)
+    system = "".join(block["text"] for block in json.loads(ran.stdout)["system"])
     assert f"Tools run in {tmp_path}." in system and "ending with _API_KEY" in system
     quiet = ikigai("request", "--provider", "anthropic", "hi", home=tmp_path)
     assert "ending with" not in json.dumps(json.loads(quiet.stdout).get("system"))
