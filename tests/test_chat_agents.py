@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.agents import AgentModel
+from tests.support.agents import AgentModel, scripted_models
 from tests.support.vt import Screen as VirtualScreen
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
@@ -20,15 +20,8 @@ IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 
 @pytest.fixture
 def model():
-    built: list[AgentModel] = []
-
-    def make(scripts):
-        built.append(AgentModel(scripts))
-        return built[-1]
-
-    yield make
-    for each in built:
-        each.close()
+    with scripted_models() as make:
+        yield make
 
 
 def chat_on_terminal(model: AgentModel, home: Path, cwd: Path, *args: str) -> VirtualScreen:

@@ -11,7 +11,7 @@ import pytest
 from ikigai_core import App, Session
 from ikigai_core.errors import UsageError
 from ikigai_core.orchestration import Supervisor, parse_budget
-from tests.support.agents import AgentModel
+from tests.support.agents import AgentModel, scripted_models
 from tests.support.procs import pid_written, wait_gone
 
 TIMEOUT = 30
@@ -19,15 +19,8 @@ TIMEOUT = 30
 
 @pytest.fixture
 def model():
-    built: list[AgentModel] = []
-
-    def make(scripts):
-        built.append(AgentModel(scripts))
-        return built[-1]
-
-    yield make
-    for m in built:
-        m.close()
+    with scripted_models() as make:
+        yield make
 
 
 def slowly(text: str, seconds: float):

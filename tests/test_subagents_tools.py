@@ -17,7 +17,7 @@ from ikigai_core import App, Session
 from ikigai_core.conversation import ToolResultsMessage
 from ikigai_core.orchestration import serving
 from pytest_ikigai.replies import REPLIES
-from tests.support.agents import AgentModel
+from tests.support.agents import AgentModel, scripted_models
 from tests.test_sandbox import needs_bwrap
 from tests.test_subagents_api import curl
 
@@ -27,15 +27,8 @@ TIMEOUT = 60
 
 @pytest.fixture
 def model():
-    built: list[AgentModel] = []
-
-    def make(scripts):
-        built.append(AgentModel(scripts))
-        return built[-1]
-
-    yield make
-    for m in built:
-        m.close()
+    with scripted_models() as make:
+        yield make
 
 
 def _answer_with_outputs(request):

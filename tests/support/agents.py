@@ -4,7 +4,8 @@ message, plays its own script, so children running at once each get their own tu
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from pytest_ikigai.fakeserver import RecordedRequest, Reply
@@ -81,3 +82,19 @@ def first_prompt(body: Any) -> str:
                 content = "".join(part.get("text", "") for part in content)
             return str(content)
     return ""
+
+
+@contextmanager
+def scripted_models() -> Iterator[Callable[[Mapping[str, Any]], AgentModel]]:
+    """A maker of :class:`AgentModel` s (one per call, from its scripts), all closed at the end."""
+    built: list[AgentModel] = []
+
+    def make(scripts: Mapping[str, Any]) -> AgentModel:
+        built.append(AgentModel(scripts))
+        return built[-1]
+
+    try:
+        yield make
+    finally:
+        for each in built:
+            each.close()
