@@ -17,6 +17,7 @@ import ikigai_core
 from ikigai_core import Conversation, ProviderError, UserMessage
 from ikigai_core.app import App
 from ikigai_core.prompt import system_prompt
+from ikigai_core.session import store_of
 from ikigai_core.transport import send_turn
 from tests.support.fakeserver import json_reply, ndjson_reply, unused_url
 from tests.test_docs import PLUGIN_BLOCKS, TEXT
@@ -29,6 +30,7 @@ EXAMPLES = {
     "steering": "def ikigai_before_tool_call",
     "skills": "def ikigai_skill_sources",
     "search backend": "class Kagi(SearchBackend)",  # run in tests/test_search_plugin.py
+    "session store": "def ikigai_session_stores",
 }
 """Each example, by a line only it holds."""
 
@@ -51,6 +53,23 @@ def test_every_plugin_example_is_run_here():
     assert len(PLUGIN_BLOCKS) == len(EXAMPLES)
     for marker in EXAMPLES.values():
         assert sum(marker in code for code in PLUGIN_BLOCKS.values()) == 1, marker
+
+
+def test_the_session_store_example_opens_its_store_for_its_scheme(tmp_path, monkeypatch):
+    class AcmeStore:
+        """The third party's store; the example imports it only when one is opened."""
+
+        def __init__(self, url: str) -> None:
+            self.url = url
+
+    driver = types.ModuleType("acme_store.store")
+    driver.AcmeStore = AcmeStore  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "acme_store", types.ModuleType("acme_store"))
+    monkeypatch.setitem(sys.modules, "acme_store.store", driver)
+    monkeypatch.setenv("IKIGAI_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("IKIGAI_SESSIONS_URL", "acme://team/sessions")
+    store = store_of(app_with("session store", tmp_path))
+    assert isinstance(store, AcmeStore) and store.url == "acme://team/sessions"
 
 
 def test_every_public_name_is_documented_and_importable():
