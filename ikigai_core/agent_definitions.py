@@ -20,12 +20,11 @@ from typing import Any
 
 from ikigai_core.budget import Budget
 from ikigai_core.errors import ConfigError
-from ikigai_core.project import find_project
 from ikigai_core.record import Record
 from ikigai_core.skills import INDEX_LINE_CHARS, SKILL_NAME_RE, parse_front_matter
 from ikigai_core.statefiles import check_private
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool
-from ikigai_core.trust import TrustStore
+from ikigai_core.trust import find_project_trust
 from ikigai_toolkit.skillfile import SkillFileError, read_skill_file
 
 FIELDS = ("name", "description", "tools", "model", "max_turns", "budget")
@@ -255,11 +254,9 @@ def load_agent_definitions(home: Path, cwd: Path) -> AgentIndex:
     """The definitions of ``home/agents`` and of the project ``cwd`` is in (read only once
     trusted); the project's win on a name clash, the loser listed as ``ignored``."""
     layers = [AgentDirectory(home / "agents", name="user")]
-    project = find_project(cwd, ikigai_home=home)
-    if project is not None:
-        untrusted = None
-        if not TrustStore(home).is_trusted(project):
-            untrusted = f"project directory not trusted; run `ikigai trust {project}`"
+    located = find_project_trust(cwd, home)
+    if located is not None:
+        project, untrusted = located
         layers.append(AgentDirectory(project / ".ikigai" / "agents", name="project",
                                      untrusted_reason=untrusted))
     winners: dict[str, AgentDefinition] = {}

@@ -10,7 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from ikigai_core.errors import ConfigError
+from ikigai_core.project import find_project
 from ikigai_core.statefiles import locked, read_json, write_private_json
+
+
+def untrusted_reason(project: Path) -> str:
+    """Why ``project``'s own files are left alone, and the command that lets them in."""
+    return f"project directory not trusted; run `ikigai trust {project}`"
+
+
+def find_project_trust(cwd: Path, home: Path) -> tuple[Path, str | None] | None:
+    """The project ``cwd`` is in (:func:`~ikigai_core.project.find_project`) with the reason
+    its files are not read (``None``: trusted); ``None`` outside every project."""
+    project = find_project(cwd, ikigai_home=home)
+    if project is None:
+        return None
+    return project, None if TrustStore(home).is_trusted(project) else untrusted_reason(project)
 
 
 class TrustStore:

@@ -13,6 +13,7 @@ import pytest
 
 from ikigai_core.app import App
 from ikigai_core.project import find_project
+from ikigai_core.trust import TrustStore, find_project_trust
 from tests.support.replies import REPLIES
 from tests.support.terminal import Terminal
 
@@ -77,6 +78,16 @@ def test_the_search_stops_at_the_root(tmp_path):
 def test_the_ikigai_home_is_not_a_project(tree):
     ikigai_home = tree / "proj" / ".ikigai"
     assert find_project(tree / "proj" / "sub", ikigai_home=ikigai_home, user_home=tree) is None
+
+
+def test_a_project_comes_with_the_reason_it_is_not_read_until_trusted(tmp_path):
+    home, proj = tmp_path / "ikigai-home", tmp_path / "proj"
+    (proj / ".ikigai").mkdir(parents=True)
+    assert find_project_trust(tmp_path, home) is None
+    assert find_project_trust(proj, home) == (
+        proj, f"project directory not trusted; run `ikigai trust {proj}`")
+    TrustStore(home).trust(proj)
+    assert find_project_trust(proj, home) == (proj, None)
 
 
 def test_app_exposes_the_project(tree):

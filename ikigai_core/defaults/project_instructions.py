@@ -14,7 +14,7 @@ from pathlib import Path
 from ikigai_core.errors import ConfigError
 from ikigai_core.marker import hookimpl
 from ikigai_core.project import find_project
-from ikigai_core.trust import TrustStore
+from ikigai_core.trust import TrustStore, untrusted_reason
 
 INSTRUCTION_FILES = ("AGENTS.md", ".ikigai/system.md")
 
@@ -46,8 +46,8 @@ def ignored_instructions(cwd: Path, home: Path) -> str | None:
     project, names, trusted = _instructions(cwd, home)
     if not names or trusted:
         return None
-    return (f"{' and '.join(names)} of {project} not sent to the model: project directory "
-            f"not trusted; run `ikigai trust {project}`")
+    return (f"{' and '.join(names)} of {project} not sent to the model: "
+            f"{untrusted_reason(project)}")
 
 
 @hookimpl(trylast=True)

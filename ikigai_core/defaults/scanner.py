@@ -15,7 +15,7 @@ from ikigai_core.discovery import DirectorySource
 from ikigai_core.errors import ConfigError
 from ikigai_core.project import find_project
 from ikigai_core.statefiles import check_private
-from ikigai_core.trust import TrustStore
+from ikigai_core.trust import TrustStore, untrusted_reason
 
 USER_PRECEDENCE = 10
 PROJECT_PRECEDENCE = 20
@@ -53,7 +53,7 @@ class ProjectSource(PrivateSource):
         scan = super().scan()
         if not scan.candidates or self.trust.is_trusted(self.project):
             return scan
-        reason = f"project directory not trusted; run `ikigai trust {self.project}`"
+        reason = untrusted_reason(self.project)
         untrusted = [SkippedTool(c.name, self.name, reason, c.path, "untrusted")
                      for c in scan.candidates]
         return ToolScan((), [*scan.skipped, *untrusted])

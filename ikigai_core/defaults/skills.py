@@ -1,6 +1,6 @@
 """Default plugin: the user's skills (``$IKIGAI_HOME/skills``) and the project's
 (``PROJECT/.ikigai/skills``, read only once the project directory is trusted; the project
-is found as for tools, :func:`ikigai_core.project.find_project`)."""
+is found as for tools, :func:`ikigai_core.trust.find_project_trust`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ikigai_core.marker import hookimpl
-from ikigai_core.project import find_project
-from ikigai_core.trust import TrustStore
+from ikigai_core.trust import find_project_trust
 
 if TYPE_CHECKING:
     from ikigai_core.skills import SkillDirectory
@@ -24,11 +23,9 @@ def ikigai_skill_sources(home: Path, cwd: Path) -> list[SkillDirectory]:
     from ikigai_core.skills import SkillDirectory  # not on `ikigai --help`'s path
 
     sources = [SkillDirectory(home / "skills", name="user", precedence=USER_PRECEDENCE)]
-    project = find_project(cwd, ikigai_home=home)
-    if project is not None:
-        untrusted = None
-        if not TrustStore(home).is_trusted(project):
-            untrusted = f"project directory not trusted; run `ikigai trust {project}`"
+    located = find_project_trust(cwd, home)
+    if located is not None:
+        project, untrusted = located
         sources.append(SkillDirectory(project / ".ikigai" / "skills", name="project",
                                       precedence=PROJECT_PRECEDENCE,
                                       untrusted_reason=untrusted))

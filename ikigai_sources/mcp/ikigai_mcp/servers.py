@@ -14,7 +14,7 @@ from pathlib import Path
 from ikigai_core import SkippedTool, ToolScan
 from ikigai_core.errors import ConfigError
 from ikigai_core.project import find_project
-from ikigai_core.trust import TrustStore
+from ikigai_core.trust import TrustStore, untrusted_reason
 from ikigai_mcp import project_config, user_config
 from ikigai_mcp.config import (
     McpConfigError,
@@ -53,7 +53,7 @@ def configured_at(home: Path, root: Path | None,
             else:
                 _add(servers, project, "project", environ, withheld)
         else:
-            reason = f"project directory not trusted; run `ikigai trust {root}`"
+            reason = untrusted_reason(root)
             try:
                 names = list(read_raw(project))
             except McpConfigError as exc:
