@@ -7,7 +7,9 @@ through the ``ikigai`` entry-point group).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -96,6 +98,31 @@ class ToolFit(Record):
         if self.declaration is None:
             return "excluded"
         return "rewritten" if self.changes else "as is"
+
+
+class FitCache:
+    """One provider's :class:`ToolFit` of each tool object, kept while the tool lives.
+
+    A turn asks for its tools' fits three times (the tools offered, the request's
+    declarations, the context estimate), and every sub-agent of a tree shares its root's
+    tools and provider: fitting is schema work that holds the interpreter, done once per
+    tool instead. Keyed by identity (a rediscovered tool is a new object, fitted anew);
+    thread-safe, a race at worst fits a tool twice.
+    """
+
+    def __init__(self) -> None:
+        self._fits: dict[int, tuple[weakref.ref[Tool], ToolFit]] = {}
+
+    def get(self, tool: Tool, fit: Callable[[Tool], ToolFit]) -> ToolFit:
+        """``tool``'s fit, made with ``fit`` the first time."""
+        key = id(tool)
+        kept = self._fits.get(key)
+        if kept is not None and kept[0]() is tool:
+            return kept[1]
+        found = fit(tool)
+        # the entry goes with its tool (before its id can be another object's)
+        self._fits[key] = (weakref.ref(tool, lambda _: self._fits.pop(key, None)), found)
+        return found
 
 
 class Provider:
@@ -210,8 +237,14 @@ class Provider:
         return ToolFit(tool.name, self.tool_schema(tool))
 
     def fit_tools(self, tools: Iterable[Tool]) -> list[ToolFit]:
-        """:meth:`fit_tool` for each of ``tools``, in order."""
-        return [self.fit_tool(tool) for tool in tools]
+        """:meth:`fit_tool` for each of ``tools``, in order, each tool object fitted once
+        (:class:`FitCache`): a :meth:`fit_tool` depends on the tool alone."""
+        fits = self._fit_cache
+        return [fits.get(tool, self.fit_tool) for tool in tools]
+
+    @cached_property
+    def _fit_cache(self) -> FitCache:
+        return FitCache()
 
     def declarations(self, tools: Iterable[Tool]) -> list[Mapping[str, Any]]:
         """The declarations of the tools this provider accepts, in order (for
