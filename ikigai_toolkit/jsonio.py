@@ -16,7 +16,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 SPACE = " \t\n\r"  # JSON's whitespace
@@ -84,3 +84,15 @@ def canonical(obj: object) -> str:
     import json
 
     return json.dumps(obj, sort_keys=True, default=repr)
+
+
+def strings(value: object) -> Iterator[str]:
+    """Every string in a JSON value at any depth, in order: values, not object keys."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from strings(item)

@@ -58,6 +58,12 @@ def test_odd_input_gets_json_answer(data):
     assert repr(_outcome(jsonio.loads, data)) == repr(_outcome(json.loads, data))
 
 
+def test_strings_are_every_string_value_at_any_depth_in_order():
+    value = {"a": "x", "b": [1, None, {"c": "y", "d": ["z", 2.5, True]}], "e": ("t",)}
+    assert list(jsonio.strings(value)) == ["x", "y", "z", "t"]  # keys are not values
+    assert list(jsonio.strings(7)) == []
+
+
 def test_unserialisable_values_fail_as_in_json():
     for value in ({"a": object()}, {"a": float("nan")}, {(1, 2): 3}):
         assert repr(_outcome(jsonio.dumps, value)) == repr(_outcome(

@@ -33,6 +33,7 @@ from ikigai_core.sessions import (
     search_words,
 )
 from ikigai_core.sql_store import SqlStore, summaries_query
+from ikigai_toolkit.jsonio import strings
 
 CONNECT_TIMEOUT = 10
 """Seconds to wait for the server to answer a connection."""
@@ -108,19 +109,8 @@ def search_text(messages: str) -> str:
     except ValueError:
         return ""
     own = [m["text"] for m in data if isinstance(m, dict) and isinstance(m.get("text"), str)]
-    tools = [text for m in data if isinstance(m, dict) for text in _strings(m.get("results"))]
+    tools = [text for m in data if isinstance(m, dict) for text in strings(m.get("results"))]
     return "\n".join(own + tools)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 class PostgresStore(SqlStore):

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
+
+from ikigai_toolkit.jsonio import strings
 
 if TYPE_CHECKING:
     from ikigai_core import CallDecision, ToolCallRequest, ToolResult
@@ -85,14 +87,14 @@ def _user_urls(text: str) -> Iterator[str]:
 def _result_keys(result: ToolResult) -> set[str]:
     """The keys of the URLs in one result's envelope, but those its call's arguments hold
     (in any case, or cut short where JSON escapes a character: an echo is no source)."""
-    texts = list(_strings(result.envelope))
+    texts = list(strings(result.envelope))
     urls = [url for text in texts for url in _URL.findall(text)]
     base = _fetched_page(result)
     if base is not None:
         urls += [urljoin(base, "".join(link)) for text in texts for link in _LINK.findall(text)]
     import json
 
-    given = [*_strings(result.call.arguments), json.dumps(result.call.arguments)]
+    given = [*strings(result.call.arguments), json.dumps(result.call.arguments)]
     echoed = {k.casefold() for k in _keys(url for text in given for url in _URL.findall(text))}
     return {k for k in _keys(urls) if k.casefold() not in echoed}
 
@@ -115,15 +117,3 @@ def _trimmed(url: str) -> Iterator[str]:
     while url and url[-1] in _PROSE_END:
         url = url[:-1]
         yield url
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, at any depth."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
