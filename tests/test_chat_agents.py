@@ -120,3 +120,135 @@ def test_ctrl_c_stops_the_children_the_turn_forked_and_their_tools(model, isolat
         chat.wait_for("ikigai: agent agent (agent-1) killed: cancelled with its parent's turn")
         chat.write(b"/agents\r")
         chat.wait_for(re.compile(r"^  agent-1  agent  killed  \d+ tokens$", re.M).search)
+
+
+# -- The plain chat on a terminal (--plain, NO_COLOR, TERM=dumb) ------------------------------
+# readline's prompt waits on the main thread; a child's question comes up over it, asked and
+# read by the main thread (no second reader of the terminal), and the prompt comes back.
+
+QUESTION = re.compile(r"^\[agent agent \(agent-(\d)\)\] Allow bash \{$", re.M)
+ANSWERS = "[y]es once, [a]lways, [n]o (or type why not):"
+
+
+def slowly(seconds: float, command: str):
+    """A model turn calling bash ``command`` after ``seconds`` (time to type at the prompt)."""
+    import time
+
+    from pytest_ikigai.replies import REPLIES
+
+    def turn(request):
+        time.sleep(seconds)
+        return REPLIES["openai"].reply("", [("c1", "bash", {"command": command})],
+                                       stream=request.json.get("stream") is True)
+
+    return turn
+
+
+def plain_chat(model: AgentModel, home: Path, cwd: Path, **environ: str) -> VirtualScreen:
+    env = {**os.environ, **model.environ, "IKIGAI_HOME": str(home), "TERM": "xterm-256color",
+           **environ}
+    args = [] if environ else ["--plain"]
+    return VirtualScreen([IKIGAI, "chat", *args], env=env, cwd=cwd, columns=100, lines=40)
+
+
+def prompt_waits(chat: VirtualScreen) -> str:
+    """The screen once the chat's prompt is up, empty, on its last line."""
+    return chat.wait_for(lambda text: text.rstrip().splitlines()[-1] == ">")
+
+
+def test_plain_a_childs_question_comes_up_at_the_waiting_prompt(model, isolated_home,
+                                                                tmp_path):
+    m = model({"make a": [slowly(1, "touch a.txt"), "made a"],
+               "make b": [[("bash", {"command": "touch b.txt"})], "made b"],
+               "draft more": ["chat goes on"]})
+    with plain_chat(m, isolated_home, tmp_path) as chat:
+        chat.wait_for("/help for commands")
+        prompt_waits(chat)
+        chat.write(b"/fork make a\r")
+        chat.wait_for("Forked agent-1 (agent): running.")
+        chat.write(b"draft")  # typed at the prompt before the question comes
+        asked = chat.wait_for(lambda text: text.rstrip().endswith(ANSWERS))
+        assert QUESTION.search(asked) and "\n> draft\n" in asked
+        chat.write(b"y\r")  # answers the question, not the prompt
+        shown = chat.wait_for(lambda text: text.rstrip().endswith(
+            "ikigai: agent agent (agent-1) done\n> draft"))  # the prompt, as it was
+        assert f"{ANSWERS} y\n" in shown
+        chat.write(b" more\r")
+        chat.wait_for("chat goes on")
+        prompt_waits(chat)
+        chat.write(b"/fork make b\r")
+        chat.wait_for(lambda text: QUESTION.findall(text) == ["1", "2"])
+        chat.write(b"n\r")
+        chat.wait_for("ikigai: agent agent (agent-2) done")
+        prompt_waits(chat)
+    assert (tmp_path / "a.txt").exists()
+    assert not (tmp_path / "b.txt").exists()
+    [root] = [r.json for r in m.server.requests if r.json["messages"][1]["content"] ==
+              "draft more"]  # what was typed before the question went to the chat, whole
+    [declined] = [r.json for r in m.server.requests
+                  if r.json["messages"][1]["content"] == "make b" and len(r.json["messages"]) > 2]
+    assert "the user declined the call" in str(declined["messages"][-1])
+
+
+def test_plain_ctrl_c_at_a_childs_question_says_no_to_it_and_the_chat_goes_on(
+        model, isolated_home, tmp_path):
+    m = model({"make a": [[("bash", {"command": "touch a.txt"})], "gave up"],
+               "hello": ["hi there"]})
+    with plain_chat(m, isolated_home, tmp_path, NO_COLOR="1") as chat:  # plain, unasked
+        chat.wait_for("/help for commands")
+        prompt_waits(chat)
+        chat.write(b"/fork make a\r")
+        chat.wait_for(QUESTION.search)
+        chat.write(b"\x03")
+        chat.wait_for("ikigai: agent agent (agent-1) done")
+        chat.write(b"hello\r")
+        chat.wait_for("hi there")
+        prompt_waits(chat)
+    assert not (tmp_path / "a.txt").exists()
+    [declined] = [r.json for r in m.server.requests
+                  if r.json["messages"][1]["content"] == "make a" and len(r.json["messages"]) > 2]
+    assert "the user declined the call" in str(declined["messages"][-1])
+    decisions = (isolated_home / "approvals.jsonl").read_text()
+    assert "user (Ctrl-C)" in decisions
+
+
+def test_plain_a_child_stopped_while_it_asks_takes_its_question_away(model, isolated_home,
+                                                                     tmp_path):
+    m = model({"make a": [[("bash", {"command": "touch a.txt"})], "never reached"]})
+    (isolated_home / "agents").mkdir()
+    (isolated_home / "agents" / "brief.md").write_text(
+        "---\ndescription: Short-lived.\nbudget:\n  seconds: 1\n---\nYou hurry.\n")
+    with plain_chat(m, isolated_home, tmp_path, TERM="dumb") as chat:
+        chat.wait_for("/help for commands")
+        prompt_waits(chat)
+        chat.write(b"/fork --agent brief make a\r")
+        chat.wait_for(re.compile(r"^\[agent brief \(agent-1\)\] Allow bash \{$", re.M).search)
+        chat.wait_for("ikigai: agent brief (agent-1) budget_exceeded: BUDGET_EXCEEDED: the "
+                      "seconds limit", timeout=10)
+        prompt_waits(chat)  # the question is gone: the next line is the chat's
+        chat.write(b"/agents\r")
+        chat.wait_for(re.compile(r"^  agent-1  brief  budget_exceeded  \d+ tokens$",
+                                 re.M).search)
+    assert not (tmp_path / "a.txt").exists()
+
+
+def test_a_piped_chat_asks_nobody_its_rules_decide_and_a_denial_names_the_child(
+        model, isolated_home, tmp_path):
+    import subprocess
+
+    m = model({"go": [[("agent_fork", {"prompt": "make a"}),
+                       ("agent_fork", {"prompt": "make b"})],
+                      [("agent_wait", {"timeout": 20})], "both ended"],
+               "make a": [[("bash", {"command": "touch a.txt"})], "made a"],
+               "make b": [[("bash", {"command": "touch b.txt"})], "made b"]})
+    done = subprocess.run(
+        [IKIGAI, "chat", "--allow", "agent_*", "--allow", "bash:/command~^touch a"],
+        input="go\n", text=True, capture_output=True, timeout=60, cwd=tmp_path,
+        env={**os.environ, **m.environ, "IKIGAI_HOME": str(isolated_home)})
+    assert done.returncode == 0, done.stderr
+    assert "both ended" in done.stdout
+    assert (tmp_path / "a.txt").exists()  # the parent's --allow covers the child's call
+    assert not (tmp_path / "b.txt").exists()
+    assert re.search(r"^ikigai: agent agent \(agent-\d\): bash was not run: it needs approval",
+                     done.stderr, re.M), done.stderr
+    assert "Allow bash" not in done.stderr  # nobody was asked

@@ -10,19 +10,27 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ikigai_core.commands.output import printable
+from ikigai_core.questions import taken_back
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.defaults.approvals import Grants
 
+AtPrompt = Callable[[Callable[[bool], object]], bool]
+"""Has the main thread do a job at the chat's prompt (called with ``False`` when the chat
+ends first); ``False`` when no prompt waits."""
+
 APPROVALS = "ikigai_core.defaults.approvals"
 SANDBOX = "ikigai_core.defaults.sandbox"
-_prompting = threading.Lock()  # concurrent calls ask one after another
+ASKING = threading.Lock()
+"""Held while a question is read at the terminal: concurrent calls ask one after another,
+and the plain chat's prompt comes up only once no question is being read."""
 _POLL = 0.1  # seconds between looks at whether a Ctrl-C signal ended the question
 
 approval_options = (
@@ -69,9 +77,14 @@ def disabled_guards(app: App) -> list[str]:
             if app.pm.is_blocked(plugin)]
 
 
-def terminal_asker() -> Callable[[str], str | None]:
+def terminal_asker(at_prompt: AtPrompt | None = None) -> Callable[[str], str | None]:
     """``CallContext.ask_user`` for a person at this terminal: the question on stderr,
-    their line read with Ctrl-C (and Ctrl-D on an empty line) answering ``None``.
+    their line read with Ctrl-C (and Ctrl-D on an empty line) answering ``None``, as does
+    a question taken back (:mod:`ikigai_core.questions`: its sub-agent was stopped).
+
+    With ``at_prompt`` (the plain chat's :meth:`~ikigai_core.commands.plainprompt.
+    PlainPrompt.at_prompt`), a question another thread asks while the chat's prompt waits
+    is asked by the main thread at the prompt: only one reader of the terminal at a time.
 
     Call it from the main thread: it chains a SIGINT handler so that a Ctrl-C arriving as
     a signal (typed just before the question) also ends a question a worker is asking.
@@ -87,17 +100,37 @@ def terminal_asker() -> Callable[[str], str | None]:
 
     signal.signal(signal.SIGINT, on_sigint)
 
+    def read(question: str, taken_back: threading.Event) -> str | None:
+        interrupted.clear()
+        return _read_line(fd, question, interrupted, taken_back)
+
     def ask(question: str) -> str | None:
-        with _prompting:
-            interrupted.clear()
-            return _read_line(fd, question, interrupted)
+        stopped = taken_back()
+        answer: Future[str | None] = Future()
+
+        def at_the_prompt(live: bool) -> None:
+            if not live:  # the chat ended first: nobody is left to answer
+                answer.set_result(None)
+                return
+            try:
+                with ASKING:
+                    answer.set_result(read(question, stopped))
+            except BaseException as exc:  # the asking thread is not left waiting
+                answer.set_exception(exc)
+                raise
+
+        with ASKING:
+            if at_prompt is None or not at_prompt(at_the_prompt):
+                return read(question, stopped)
+        return answer.result()
 
     return ask
 
 
-def _read_line(fd: int, question: str, interrupted: threading.Event) -> str | None:
+def _read_line(fd: int, question: str, *interrupted: threading.Event) -> str | None:
     """Show ``question``, then read one line typed at terminal ``fd``, echoed, with
-    backspace; ``None`` on Ctrl-C, on Ctrl-D on an empty line, or once ``interrupted``.
+    backspace; ``None`` on Ctrl-C, on Ctrl-D on an empty line, or once one of
+    ``interrupted`` is set.
 
     The terminal is put in non-canonical mode without signals for the line, so Ctrl-C
     answers this question rather than interrupting the turn from another thread.
@@ -114,7 +147,7 @@ def _read_line(fd: int, question: str, interrupted: threading.Event) -> str | No
     try:
         _echo(printable(question))
         while True:
-            if interrupted.is_set():
+            if any(event.is_set() for event in interrupted):
                 _echo("\n")
                 return None
             if not select.select([fd], [], [], _POLL)[0]:

@@ -12,26 +12,22 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
-from pathlib import Path
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ikigai_core.commands.chatview import chatting_with
 from ikigai_core.commands.output import printable, warn
-from ikigai_core.statefiles import ensure_private_dir
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.commands.chatview import ChatView, FrontEnd
+    from ikigai_core.commands.plainprompt import PlainPrompt
     from ikigai_core.conversation import Compaction, ToolCall
 
-PROMPT = "> "
 ARGUMENTS_SHOWN = 100
 """Characters of a tool call's arguments shown on its activity line."""
-HISTORY_LENGTH = 1000
-"""Lines of chat history kept in ``$IKIGAI_HOME/history``."""
 
 plain_option = click.option(
     "--plain", is_flag=True,
@@ -67,6 +63,11 @@ class PlainFrontEnd:
         self.app = app
         self.last = ""
         self.interactive = sys.stdin.isatty()
+        self.prompt: PlainPrompt | None = None
+        if self.interactive:
+            from ikigai_core.commands.plainprompt import PlainPrompt
+
+            self.prompt = PlainPrompt(app.home / "history")
         self.show_thinking = False
         self.thinking_shown = False  # a thinking line is open on stderr
 
@@ -131,10 +132,10 @@ class PlainFrontEnd:
     def started(self, chat: ChatView, guard: str) -> None:
         """On a terminal: say who we chat with and how tools are guarded; let plugins ask
         the user questions."""
-        if self.interactive:
+        if self.prompt is not None:
             from ikigai_core.commands.approving import terminal_asker
 
-            self.app.ask_user = terminal_asker()
+            self.app.ask_user = terminal_asker(self.prompt.at_prompt)
             warn(f"{chatting_with(chat)}; /help for commands")
             warn(guard)
 
@@ -142,22 +143,19 @@ class PlainFrontEnd:
         """Nothing to show."""
 
     def interject(self, say: Callable[[], object]) -> bool:
-        """Nothing said while the prompt waits: a plain chat says it after the turn."""
-        return False
+        """Have ``say`` said at once, from another thread, while the prompt waits on a
+        terminal; ``False`` otherwise (the chat says it after the turn)."""
+        return self.prompt is not None and self.prompt.at_prompt(
+            lambda live: say() if live else None)
 
     def lines(self) -> Iterator[str]:
-        """Lines typed at a prompt (with line editing and history), or one message per
-        line from a pipe (no prompt noise)."""
-        if not self.interactive:
+        """Lines typed at a prompt (with line editing and history; what other threads
+        bring while it waits comes up over it), or one message per line from a pipe (no
+        prompt noise)."""
+        if self.prompt is None:
             yield from sys.stdin
             return
-        with line_editing(self.app.home / "history"):
-            while True:
-                try:
-                    yield input(PROMPT)
-                except EOFError:
-                    click.echo()
-                    return
+        yield from self.prompt.lines()
 
 
 class QuietFrontEnd(PlainFrontEnd):
@@ -169,25 +167,3 @@ class QuietFrontEnd(PlainFrontEnd):
 
     def end_line(self) -> None:
         """Nothing was printed."""
-
-
-@contextmanager
-def line_editing(history: Path) -> Iterator[None]:
-    """Arrow keys and history at the prompt (readline), the history kept user-only in
-    ``history`` between chats. Without readline the prompt is plain ``input()``."""
-    try:
-        import readline
-    except ImportError:  # pragma: no cover - a Python built without readline
-        yield
-        return
-    with suppress(OSError):
-        readline.read_history_file(history)
-    readline.set_history_length(HISTORY_LENGTH)
-    try:
-        yield
-    finally:
-        with suppress(OSError):
-            ensure_private_dir(history.parent)
-            readline.write_history_file(history)
-            history.chmod(0o600)
-

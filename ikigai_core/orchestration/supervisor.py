@@ -51,6 +51,7 @@ from ikigai_core.orchestration.node import (
     usage_dict,
 )
 from ikigai_core.outcome import BUDGET_EXCEEDED
+from ikigai_core.questions import taken_back_when
 from ikigai_core.session import store_of
 
 if TYPE_CHECKING:
@@ -389,14 +390,15 @@ class Supervisor:
         session.ask = self._asker(node, label)
 
     def _asker(self, node: AgentNode, label: str) -> Asker | None:
-        """The root's asker, the question labelled with the child, one question at a time;
-        ``None`` when the root has none (then the rules decide, anything else is denied)."""
+        """The root's asker, the question labelled with the child, one question at a time,
+        taken back if the child is stopped meanwhile; ``None`` when the root has none (then
+        the rules decide, anything else is denied)."""
         root_ask = self.root.live.ask
         if root_ask is None:
             return None
 
         def ask(question: str) -> str | None:
-            with self._ask_lock:
+            with self._ask_lock, taken_back_when(node.live.calls.cancelled):
                 if node.stop is not None:
                     return None
                 self._emit("approval", node)
