@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ikigai_core.decision import CallDecision
     from ikigai_core.discovery import DirectorySource
     from ikigai_core.errors import IkigaiError, KeyRejected, ProviderError
+    from ikigai_core.grants import Grants
     from ikigai_core.lifecycle import (
         CallContext,
         CallRecord,
@@ -76,6 +77,7 @@ _LAZY = {
     "DirectorySource": "ikigai_core.discovery",
     **dict.fromkeys(("IkigaiError", "KeyRejected", "ProviderError"), "ikigai_core.errors"),
     "CallDecision": "ikigai_core.decision",
+    "Grants": "ikigai_core.grants",
     **dict.fromkeys(("CallContext", "CallRecord", "ProcessSpec", "ToolCallRequest"),
                     "ikigai_core.lifecycle"),
     "Attachment": "ikigai_core.attachments",
@@ -125,6 +127,7 @@ __all__ = [
     "Cancelled",
     "Conversation",
     "DirectorySource",
+    "Grants",
     "IkigaiError",
     "KeyRejected",
     "ProcessSpec",

@@ -94,15 +94,15 @@ def answer(session: Session, task: Task, allow: Sequence[str]) -> dict[str, Any]
     when a budget stopped it, of what was answered before: then it is raised)."""
     from ikigai_core.budget import BudgetExceeded
     from ikigai_core.conversation import ToolResultsMessage
-    from ikigai_core.defaults.approvals import Grants, granted
+    from ikigai_core.grants import Grants
     from ikigai_core.permissions import allow_rule
 
     rules = (*(allow_rule(spec, "--allow") for spec in allow),
              *(allow_rule(spec, "allow") for spec in task.allow))
     spent: dict[str, Any] = {}
+    session.grants = Grants(False, rules)
     try:
-        with granted(Grants(False, rules)):
-            reply = session.send(task.prompt)
+        reply = session.send(task.prompt)
     except BudgetExceeded as exc:
         spent = {"status": "over_budget", "error": str(exc), "limit": exc.limit, "text": None}
         reply = None

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.hookcall import Notifier, culprit, one_line
 from ikigai_core.lifecycle import CallContext, CallRecord, ProcessSpec, ToolCallRequest
 from ikigai_core.outcome import (
@@ -339,6 +340,7 @@ class ToolExecutor:
         unparsed: str | None = None,
         prepare: Callable[[Tool, Mapping[str, Any]], Mapping[str, Any]] | None = None,
         conversation: tuple[Message, ...] | None = None,
+        grants: Grants = NO_GRANTS,
     ) -> CallResult:
         """Run one call of tool ``name`` and wrap what happened.
 
@@ -349,6 +351,8 @@ class ToolExecutor:
         :param prepare: undoes a provider's schema changes in the arguments (OpenAI's nulls).
         :param conversation: the messages of the conversation the call comes from, for
             ``ikigai_before_tool_call`` (``ToolCallRequest.conversation``); ``None``: none.
+        :param grants: what the calling session approves without asking
+            (``ToolCallRequest.grants``).
         """
         started = time.monotonic()
         tool = registry.get(name)
@@ -360,7 +364,7 @@ class ToolExecutor:
         else:
             if prepare is not None and isinstance(arguments, dict):
                 arguments = prepare(tool, arguments)
-            outcome, arguments = self._run(tool, arguments, call_id, conversation)
+            outcome, arguments = self._run(tool, arguments, call_id, conversation, grants)
         record = CallRecord(name, tool, arguments, outcome, time.monotonic() - started,
                             self.context, call_id)
         self._after(record=record)
@@ -372,12 +376,13 @@ class ToolExecutor:
                                                    error_code=error_code)))
 
     def _run(self, tool: Tool, arguments: Any, call_id: str | None,
-             conversation: tuple[Message, ...] | None) -> tuple[ToolOutcome, Any]:
+             conversation: tuple[Message, ...] | None, grants: Grants
+             ) -> tuple[ToolOutcome, Any]:
         problem = validate_arguments(tool, arguments)
         if problem is not None:
             return invalid_params(tool.name, problem), arguments
         decision = self._decide(ToolCallRequest(tool, arguments, self.context, call_id,
-                                                conversation))
+                                                conversation, grants))
         if decision is not None and decision.action == "deny":
             message = f"Tool '{tool.name}' was denied: {decision.reason}"
             return ToolOutcome(tool.name, error=message, error_code=TOOL_DENIED), arguments

@@ -15,6 +15,7 @@ import pluggy
 if TYPE_CHECKING:
     from ikigai_core.config import Settings
     from ikigai_core.decision import CallDecision
+    from ikigai_core.grants import Grants
     from ikigai_core.lifecycle import CallContext, CallRecord, ProcessSpec, ToolCallRequest
     from ikigai_core.notices import Notices
     from ikigai_core.outcome import ToolOutcome
@@ -200,13 +201,15 @@ def ikigai_skill_sources(home: Path, cwd: Path) -> Sequence[SkillSource]:
 
 
 @hookspec
-def ikigai_status(context: CallContext) -> Sequence[str]:
+def ikigai_status(context: CallContext, grants: Grants) -> Sequence[str]:
     """Return short words for the chat's status line, after the provider, model and tokens.
 
     Called each time a terminal chat draws its status line (at every prompt), so answer
     fast: an approval mode (``approve: ask``), a sandbox (``sandbox: on``).
 
     :param context: where and for whom this invocation's tool calls run.
+    :param grants: what the chat's session approves without asking now (``--yes``,
+        ``--allow``, ``/approve``); its sub-agents have the same.
     :returns: zero or more short strings.
     """
 

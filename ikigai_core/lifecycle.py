@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.record import Record
 
 if TYPE_CHECKING:
@@ -59,6 +60,10 @@ class ToolCallRequest(Record):
         the model turn that made this call (so the turn's other calls are in its last
         message, their results not yet). ``None`` for a call from no conversation
         (``ikigai tool run``, ``tool test``, ``mcp serve``, a library caller).
+    :param grants: what the session making the call approves without asking (``--yes``,
+        ``--allow``, chat's ``/approve``; a sub-agent's parent's), as they are now: read
+        when the call is judged. Nothing (:data:`~ikigai_core.grants.NO_GRANTS`) for a call
+        from no session.
     """
 
     tool: Tool
@@ -66,6 +71,7 @@ class ToolCallRequest(Record):
     context: CallContext
     call_id: str | None = None
     conversation: tuple[Message, ...] | None = None
+    grants: Grants = NO_GRANTS
 
 
 class CallRecord(Record):

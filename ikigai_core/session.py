@@ -3,8 +3,8 @@
 A :class:`Session` owns what one conversation needs: the provider and model, the toolset
 and its enforcement (its :class:`~ikigai_core.toolcalls.ToolCalls`: only the tools a
 request advertised can run in reply to it), the system prompt and the skills loaded, the
-recording to ``sessions.db``, the approvals (through an injected asker), the token totals
-and cancellation. ``ikigai ask`` and ``ikigai chat`` are front ends of it; a Python
+recording to ``sessions.db``, the approvals (its grants and an injected asker), the token
+totals and cancellation. ``ikigai ask`` and ``ikigai chat`` are front ends of it; a Python
 program builds one with :meth:`Session.open`. ``ikigai mcp serve`` runs its client's calls
 through a session without a model (:meth:`Session.serving`).
 
@@ -24,6 +24,7 @@ from ikigai_core.budget import Budget, Meter
 from ikigai_core.compaction import Keeper
 from ikigai_core.conversation import Compaction, Conversation, Message, Usage, usage_of
 from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
+from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
 from ikigai_core.prompt import system_prompt, with_skill
 from ikigai_core.providers import (
@@ -296,6 +297,8 @@ class Session:
     :param log: record it in ``sessions.db`` (default: the ``log`` setting).
     :param budget: the most the session may spend (default: the ``max_cost`` setting's
         cap); once reached, :meth:`send` raises :class:`~ikigai_core.budget.BudgetExceeded`.
+    :param grants: what it approves of the calls that would ask (``--yes``, ``--allow``):
+        :attr:`grants` (default: nothing).
     """
 
     def __init__(self, app: App, provider: Provider | None, model: str | None = None, *,
@@ -303,13 +306,17 @@ class Session:
                  ask: Asker | None = None, events: SessionEvents | None = None,
                  stream: bool = True, max_turns: int | None = None,
                  command: str = "python", log: bool | None = None,
-                 budget: Budget | None = None) -> None:
+                 budget: Budget | None = None, grants: Grants = NO_GRANTS) -> None:
         self.app = app
         self.events = events or NoEvents()
         self.toolset = toolset or Toolset(skills=app.skills)
         """The tools the conversation sends, and the skills loaded."""
+        self._grants = grants
+        self.granted_by: Session | None = None
+        """The session whose :attr:`grants` approve this one's calls (a sub-agent's parent,
+        as the supervisor forks it); ``None``: its own."""
         self.calls = ToolCalls(app, self.toolset, on_start=self.events.tool_start,
-                               on_end=self.events.tool_end)
+                               on_end=self.events.tool_end, grants=lambda: self.grants)
         """The tool boundary: every tool call of this session starts there."""
         self.keeper = Keeper(app, on_compact=getattr(  # events written before compaction
             self.events, "compacted", lambda compaction: None))  # existed have no such method
@@ -367,7 +374,8 @@ class Session:
              no_tools: bool = False, ask: Asker | None = None,
              events: SessionEvents | None = None, stream: bool = True,
              max_turns: int | None = None, log: bool | None = None,
-             command: str = "python", budget: Budget | None = None) -> Session:
+             command: str = "python", budget: Budget | None = None,
+             grants: Grants = NO_GRANTS) -> Session:
         """A new conversation in ``app``, checked before anything is sent: the settings, the
         tool guards and the provider's API key (an :class:`IkigaiError` names what is
         wrong). ``provider`` and ``model`` default as ``ikigai ask``'s do; ``system``
@@ -378,7 +386,8 @@ class Session:
                                                    tools=tools, no_tools=no_tools)
         return cls(app, chosen, choose_model(app, chosen, model), conversation=conversation,
                    toolset=toolset, ask=ask, events=events, stream=stream,
-                   max_turns=max_turns, log=log, command=command, budget=budget)
+                   max_turns=max_turns, log=log, command=command, budget=budget,
+                   grants=grants)
 
     @classmethod
     def serving(cls, app: App, registry: Mapping[str, Tool], *, tools: str | None = None,
@@ -402,6 +411,21 @@ class Session:
         self._ask = ask
         environ, notices = self._tool_extras
         self.calls.executor = self.app.executor_asking(ask, environ=environ, notices=notices)
+
+    @property
+    def grants(self) -> Grants:
+        """What this session approves of the tool calls that would ask, read as each call
+        is judged: its own (``--yes``, ``--allow``; set it for chat's ``/approve``), or a
+        sub-agent's parent's as they are then (:attr:`granted_by`), so what the user approves
+        for the run reaches the children already running, and a child's are never wider."""
+        return self._grants if self.granted_by is None else self.granted_by.grants
+
+    @grants.setter
+    def grants(self, grants: Grants) -> None:
+        if self.granted_by is not None:
+            raise UsageError("a sub-agent is approved by its parent's grants; change the "
+                             "root session's")
+        self._grants = grants
 
     def tool_context(self, *, environ: Mapping[str, str], notices: Notices | None) -> None:
         """Give this session's tool processes ``environ`` on top of the app's (the agents

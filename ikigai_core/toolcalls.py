@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ikigai_core.attachments import within_limit
 from ikigai_core.conversation import ToolCall, ToolResult
 from ikigai_core.errors import IkigaiError
+from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.process import terminate_until
 from ikigai_core.skills import LOAD_SKILL
 
@@ -52,17 +53,21 @@ class ToolCalls:
     :param on_end: called as each tool finishes, with its envelope.
     :param cancelled: once set, :meth:`run` kills the running tools and raises
         :class:`Cancelled` (or what :meth:`stop` was given).
+    :param grants: what the session approves without asking, as it is now: asked as each
+        call starts (``ToolCallRequest.grants``); nothing by default.
     """
 
     def __init__(self, app: App, toolset: Toolset, *,
                  on_start: Callable[[ToolCall], None] = lambda call: None,
                  on_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, env: None,
-                 cancelled: threading.Event | None = None) -> None:
+                 cancelled: threading.Event | None = None,
+                 grants: Callable[[], Grants] = lambda: NO_GRANTS) -> None:
         self.app = app
         self.toolset = toolset
         self.on_start = on_start
         self.on_end = on_end
         self.cancelled = cancelled or threading.Event()
+        self.grants = grants
         self._stopped_by: IkigaiError | None = None
         self.executor: ToolExecutor = app.executor
         """Runs the calls: the app's (asking its ``ask_user``) until a session gives one
@@ -86,7 +91,8 @@ class ToolCalls:
         (nothing starts); the arguments as for
         :meth:`~ikigai_core.execution.ToolExecutor.call`. Thread-safe."""
         done = self.executor.call(offered, name, arguments, call_id=call_id, unparsed=unparsed,
-                                  prepare=prepare, conversation=conversation)
+                                  prepare=prepare, conversation=conversation,
+                                  grants=self.grants())
         result = done.outcome.result
         if (name == LOAD_SKILL and result is not None and "error" not in result
                 and result.get("skill") in self.toolset.skills):

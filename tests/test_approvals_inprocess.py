@@ -23,14 +23,9 @@ from ikigai_core.commands.approving import (
     terminal_asker,
 )
 from ikigai_core.defaults import sandbox
-from ikigai_core.defaults.approvals import (
-    Grants,
-    approve_all,
-    current_grants,
-    granted,
-    suggested_conditions,
-)
+from ikigai_core.defaults.approvals import suggested_conditions
 from ikigai_core.errors import ConfigError, UsageError
+from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.permissions import RuleStore, read_rules, resolve
 from ikigai_core.statefiles import read_json
 from ikigai_core.status import status_words
@@ -57,8 +52,9 @@ def answered(app, *answers):
     return questions
 
 
-def call(app, tool, arguments):
-    return app.executor.call(app.registry(), tool, arguments, call_id="c1").envelope
+def call(app, tool, arguments, granted=NO_GRANTS):
+    return app.executor.call(app.registry(), tool, arguments, call_id="c1",
+                             grants=granted).envelope
 
 
 def test_yes_runs_once_and_asks_again(app, tmp_path):
@@ -94,10 +90,10 @@ def test_no_empty_ctrl_c_or_a_reason_deny(app, answer, reason, isolated_home):
     assert entry["by"] == ("user (Ctrl-C)" if answer is None else "user")
 
 
-def test_grants_answer_before_the_person_and_end_with_the_run(app):
+def test_grants_answer_before_the_person_for_the_calls_carrying_them(app):
     questions = answered(app, "n")
-    with granted(grants(False, ("ba*:/command~^echo",))):
-        assert call(app, "bash", {"command": "echo hi"})["tool_success"]
+    assert call(app, "bash", {"command": "echo hi"},
+                grants(False, ("ba*:/command~^echo",)))["tool_success"]
     assert call(app, "bash", {"command": "echo hi"})["error_code"] == "TOOL_DENIED"
     assert len(questions) == 1
 
@@ -322,21 +318,16 @@ def test_workspace_write_keeps_a_tool_installed_under_tmp_visible(tmp_path):
 
 
 def test_the_status_line_says_the_approval_and_sandbox_modes(app, monkeypatch):
-    assert status_words(app) == ["sandbox: off", "approve: ask"]
-    with granted(grants(False, ("bash", "grep"))):
-        assert status_words(app)[1] == "approve: ask (+2 --allow)"
-        assert approve_all(True) == current_grants()  # chat's /approve yes
-        assert status_words(app)[1] == "approve: yes"
-        assert current_grants().allow  # the --allow grants stay
-        approve_all(False)
-        assert status_words(app)[1] == "approve: ask (+2 --allow)"
-    assert status_words(app)[1] == "approve: ask"  # /approve lasts one chat
+    assert status_words(app, Grants()) == ["sandbox: off", "approve: ask"]
+    allowed = grants(False, ("bash", "grep"))
+    assert status_words(app, allowed)[1] == "approve: ask (+2 --allow)"
+    assert status_words(app, allowed.replace(yes=True))[1] == "approve: yes"  # /approve yes
     monkeypatch.setenv("IKIGAI_SANDBOX", "workspace-write")
-    assert status_words(App(cwd=app.cwd))[0] == "sandbox: workspace-write (no network)"
+    assert status_words(App(cwd=app.cwd), Grants())[0] == "sandbox: workspace-write (no network)"
     assert disabled_guards(app) == []
     monkeypatch.setenv("IKIGAI_DISABLE_PLUGINS",
                        "ikigai_core.defaults.sandbox,ikigai_core.defaults.approvals")
     blocked = App(cwd=app.cwd)
-    assert status_words(blocked) == []
+    assert status_words(blocked, Grants(yes=True)) == []
     assert disabled_guards(blocked) == ["approve: off (plugin disabled)",
                                         "sandbox: off (plugin disabled)"]

@@ -61,6 +61,49 @@ def test_a_childs_approval_is_labelled_and_answered_to_that_child_only(model, is
     assert "the user declined the call" in str(answered["messages"][-1])
 
 
+
+def test_approve_in_chat_reaches_a_running_childs_next_call(model, isolated_home, tmp_path):
+    """``/approve yes`` and ``/approve ask`` change the chat session's grants, which its
+    children read as each call is judged: the running child's next call obeys them."""
+    import threading
+    import time
+
+    from pytest_ikigai.replies import REPLIES
+
+    gates = [threading.Event(), threading.Event()]
+
+    def once_opened(gate: threading.Event, command: str):
+        def turn(request):
+            gate.wait(30)  # the test opens it (or the call comes anyway, and it fails)
+            return REPLIES["openai"].reply("", [(command, "bash", {"command": command})],
+                                           stream=request.json.get("stream") is True)
+        return turn
+
+    m = model({"work": [once_opened(gates[0], "touch yes.txt"),
+                        once_opened(gates[1], "touch ask.txt"), "worked"]})
+    with chat_on_terminal(m, isolated_home, tmp_path) as chat:
+        chat.wait_for("tokens:")
+        chat.write(b"/fork work\r")
+        chat.wait_for("Forked agent-1 (agent): running.")
+        chat.write(b"/approve yes\r")
+        chat.wait_for("approvals: --yes, every call runs unless a rule denies it")
+        chat.wait_for("approve: yes")  # the status line shows the chat's grants
+        gates[0].set()
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "yes.txt").exists():
+            assert time.monotonic() < deadline, f"the child's call never ran:\n{chat.text}"
+            chat.pump(0.05)
+        assert "Allow bash" not in chat.text  # nobody was asked
+        chat.write(b"/approve ask\r")
+        chat.wait_for("approvals: ask before tools")
+        gates[1].set()
+        asked = chat.wait_for(re.compile(r"^\[agent agent \(agent-1\)\] Allow bash \{$",
+                                         re.M).search)
+        assert '"command": "touch ask.txt"' in asked
+        chat.write(b"n\r")
+        chat.wait_for("agent agent (agent-1) done")
+    assert not (tmp_path / "ask.txt").exists()
+
 def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_path):
     import subprocess
     import time

@@ -29,6 +29,7 @@ from ikigai_core.app import App
 from ikigai_core.commands.lineinput import LEAVE_HINT, LineInput, fitted
 from ikigai_core.commands.screen import WARM_UP, Screen, key_argument, split_blocks, warm_up
 from ikigai_core.conversation import ToolCall, Usage
+from ikigai_core.grants import Grants
 
 
 @pytest.fixture(autouse=True)
@@ -157,7 +158,7 @@ def test_the_live_area_shows_what_is_awaited(screen):
 def test_clear_and_start_are_said(screen, app):
     chat = SimpleNamespace(app=app, agent=SimpleNamespace(
         provider=SimpleNamespace(name="openai"), model="m"), turn_usage=Usage(), usage=Usage(),
-        cost=None, agents_status=lambda: None)
+        cost=None, agents_status=lambda: None, grants=Grants())
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         screen.started(chat, "sandbox: off; approvals: ask")
         assert app.ask_user == screen.ask
@@ -195,7 +196,7 @@ def prompt(app):
     """A :class:`LineInput` fed from a pipe: ``(line_input, keys)``."""
     agent = SimpleNamespace(provider=SimpleNamespace(name="openai"), model="gpt-x")
     chat = SimpleNamespace(agent=agent, turn_usage=Usage(10, 5), usage=Usage(1000, 234),
-                           cost=None, agents_status=lambda: None,
+                           cost=None, agents_status=lambda: None, grants=Grants(),
                            tools_found=lambda: {"file_read": None, "file_write": None})
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         yield LineInput(app, chat), keys
@@ -205,7 +206,7 @@ def test_shown_is_called_once_the_first_prompt_is_drawn(app):
     shown = []
     chat = SimpleNamespace(agent=SimpleNamespace(provider=SimpleNamespace(name="o"), model="m"),
                            turn_usage=Usage(), usage=Usage(), cost=None, tools_found=dict,
-                           agents_status=lambda: None)
+                           agents_status=lambda: None, grants=Grants())
     with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
         line_input = LineInput(app, chat, shown=lambda: shown.append(True))
         assert shown == []

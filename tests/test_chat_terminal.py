@@ -15,6 +15,7 @@ import pytest
 
 from ikigai_core import hookimpl
 from ikigai_core.app import App
+from ikigai_core.grants import Grants
 from ikigai_core.status import status_words
 from tests.support.procs import pid_written, wait_gone
 from tests.support.replies import REPLIES
@@ -36,7 +37,8 @@ def test_status_words_come_from_plugins_and_a_bad_one_is_reported(isolated_home,
     app = App(environ={"IKIGAI_HOME": str(isolated_home)}, cwd=tmp_path)
     app.pm.register(Modes(), name="modes")
     app.pm.register(Broken(), name="broken")
-    assert status_words(app) == ["sandbox: off", "approve: ask", f"audit: on in {tmp_path.name}"]
+    assert status_words(app, Grants()) == ["sandbox: off", "approve: ask",
+                                          f"audit: on in {tmp_path.name}"]
     assert any("broken" in notice.message for notice in app.notices)
 
 

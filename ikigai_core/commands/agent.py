@@ -187,7 +187,6 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
     Nobody is asked to approve a call: one that would ask is denied unless --yes or
     --allow covers it.
     """
-    from ikigai_core.defaults.approvals import granted
     from ikigai_core.orchestration import serving
 
     if quiet:
@@ -205,8 +204,9 @@ def ask(app: App, prompt: str | None, provider: str | None, model: str | None, s
                           system=system, skills=skills,
                           tools=tools, no_tools=no_tools)
     session.resume(resume, last=resume_last)
+    session.grants = grants(yes, allow)
     try:
-        with serving(session), granted(grants(yes, allow)):  # the agents API (issue 25)
+        with serving(session):  # the agents API (issue 25)
             session.use_tools(_discovered(app, session.provider))
             reply = session.send(prompt, attached)
     finally:

@@ -20,7 +20,7 @@ from ikigai_core.questions import taken_back
 
 if TYPE_CHECKING:
     from ikigai_core.app import App
-    from ikigai_core.defaults.approvals import Grants
+    from ikigai_core.grants import Grants
 
 AtPrompt = Callable[[Callable[[bool], object]], bool]
 """Has the main thread do a job at the chat's prompt (called with ``False`` when the chat
@@ -45,7 +45,7 @@ approval_options = (
 
 def grants(yes: bool, allow: tuple[str, ...]) -> Grants:
     """The run's grants from ``--yes`` and ``--allow``; a malformed one is a usage error."""
-    from ikigai_core.defaults.approvals import Grants
+    from ikigai_core.grants import Grants
     from ikigai_core.permissions import allow_rule
 
     return Grants(yes, tuple(allow_rule(spec, "--allow") for spec in allow))

@@ -146,15 +146,14 @@ def _sessions(chat: ChatSession, argument: str) -> None:
               ("/approve yes", "approve every call that would ask (a deny rule still denies)"),
               ("/approve ask", "ask again"))
 def _approve(chat: ChatSession, argument: str) -> None:
-    from ikigai_core.defaults.approvals import approve_all, current_grants
-
     if argument not in ("", "yes", "ask"):
         raise UsageError(f"/approve {argument}: say /approve yes or /approve ask")
     if argument and chat.app.pm.is_blocked(APPROVALS):
         raise UsageError(f"/approve {argument}: every call runs, the approvals plugin "
                          f"{APPROVALS} is disabled")
-    grants = approve_all(argument == "yes") if argument else current_grants()
-    click.echo(guard_line(chat.app, grants))
+    if argument:  # the chat's session: its sub-agents' next calls are judged by it too
+        chat.session.grants = chat.session.grants.replace(yes=argument == "yes")
+    click.echo(guard_line(chat.app, chat.session.grants))
 
 
 CHAT_COMMANDS.update((command.name, command) for command in chat_context.COMMANDS)
@@ -188,8 +187,6 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
 
     On a terminal, a tool call that needs approval asks you; from a pipe it is denied
     unless --yes or --allow covers it."""
-    from ikigai_core.defaults.approvals import granted
-
     attached = read_images(images)
     use_reasoning(app, reasoning)
     run_grants = grants(yes, allow)
@@ -198,6 +195,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         app, front, "chat", provider=provider, model=model, stream=stream, max_turns=max_turns,
         max_cost=max_cost, no_log=no_log, system=system, skills=skills, tools=tools,
         no_tools=no_tools)
+    root.grants = run_grants
     from ikigai_core.orchestration import serving
 
     with serving(root) as supervisor:  # the agents API; its end stops every sub-agent
@@ -212,10 +210,9 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
         # prompt comes up now and a submit waits for the tools
         try:
-            with granted(run_grants):
-                for line in front.lines():
-                    if not handle(session, line.strip()):
-                        break
+            for line in front.lines():
+                if not handle(session, line.strip()):
+                    break
         except KeyboardInterrupt:  # at the prompt: leave, like Ctrl-D
             click.echo()
         finally:

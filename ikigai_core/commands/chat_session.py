@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ikigai_core.commands.chatview import FrontEnd
     from ikigai_core.conversation import Conversation, Usage
     from ikigai_core.discovery import Discovery
+    from ikigai_core.grants import Grants
     from ikigai_core.inputs import Prompt
     from ikigai_core.registry import Registry
     from ikigai_core.session import Session
@@ -88,6 +89,11 @@ class ChatSession:
     def agents_status(self) -> str | None:
         """The status line's word for the sub-agents (``None``: there are none)."""
         return self.agents.status_word()
+
+    @property
+    def grants(self) -> Grants:
+        """What the chat's session approves without asking now (``/approve`` changes it)."""
+        return self.session.grants
 
     @property
     def registry(self) -> Registry | None:

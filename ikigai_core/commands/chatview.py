@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ikigai_core.agent import Agent
     from ikigai_core.app import App
     from ikigai_core.conversation import Usage
+    from ikigai_core.grants import Grants
     from ikigai_core.registry import Registry
 
 
@@ -44,6 +45,10 @@ class ChatView(Protocol):
 
     def agents_status(self) -> str | None:
         """What the status line says of the sub-agents (``None``: nothing)."""
+
+    @property
+    def grants(self) -> Grants:
+        """What the chat approves without asking now (the status line's ``approve:``)."""
 
 
 class FrontEnd(SessionEvents, Protocol):

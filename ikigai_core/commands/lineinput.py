@@ -222,7 +222,7 @@ class LineInput:
         words = [agent.provider.name, agent.model,
                  *spend_words(self.chat.turn_usage, self.chat.usage, self.chat.cost)]
         agents = self.chat.agents_status()  # sub-agents' tokens are in the chat's already
-        words += [*([agents] if agents else []), *status_words(self.app),
+        words += [*([agents] if agents else []), *status_words(self.app, self.chat.grants),
                   *disabled_guards(self.app)]
         if self.armed:
             words.append(LEAVE_HINT)

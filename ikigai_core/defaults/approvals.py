@@ -8,8 +8,9 @@ What decides, in order (docs/security.md has the whole story):
    ``grep``, and ``load_skill``, which reads a skill's instructions; from the system
    layer) are allowed unless their schema hints otherwise
    (``readOnlyHint: false`` or ``destructiveHint: true``); every other tool asks;
-3. an ``ask`` is answered by the run's grants (``--yes``, ``--allow``), else by the person
-   at the terminal (``CallContext.ask_user``), else it is a deny saying how to allow.
+3. an ``ask`` is answered by the calling session's grants (``--yes``, ``--allow``,
+   ``/approve``; ``ToolCallRequest.grants``), else by the person at the terminal
+   (``CallContext.ask_user``), else it is a deny saying how to allow.
 
 Calls without a ``call_id`` (``ikigai tool run``: the user's own call) are not judged.
 Every decision is recorded in ``$IKIGAI_HOME/approvals.jsonl``.
@@ -18,14 +19,14 @@ Every decision is recorded in ``$IKIGAI_HOME/approvals.jsonl``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.marker import hookimpl
 
 if TYPE_CHECKING:  # the rules and the lifecycle types load when a call is judged
     from ikigai_core.decision import CallDecision
+    from ikigai_core.grants import Grants
     from ikigai_core.lifecycle import CallContext, ToolCallRequest
     from ikigai_core.permissions import Condition, Rule
 
@@ -40,59 +41,10 @@ _SHELL_WORD = re.compile(r"[A-Za-z0-9_./+-]+")
 _NO_SHELL_SYNTAX = r"( [^;&|`$()<>\\\n]*)?$"  # arguments, but no second command
 
 
-class Grants(NamedTuple):
-    """What the command line approves for this run: ``--yes`` (everything that would ask)
-    and ``--allow`` rules (a named tuple: this module loads at every start-up)."""
-
-    yes: bool = False
-    allow: tuple[Rule, ...] = ()
-
-    def covering(self, name: str, arguments: Any) -> str | None:
-        """Which grant approves this call, as said in the record, or ``None``."""
-        for rule in self.allow:
-            if rule.matches(name, arguments):
-                return f"--allow {rule.tool}" + "".join(f":{c}" for c in rule.when)
-        return "--yes" if self.yes else None
-
-    def mode(self) -> str:
-        """``approve: yes`` (everything that would ask runs), or ``approve: ask`` with the
-        number of ``--allow`` grants: the status line's word."""
-        if self.yes:
-            return "approve: yes"
-        return f"approve: ask (+{len(self.allow)} --allow)" if self.allow else "approve: ask"
-
-
-_grants = Grants()
-
-
-@contextmanager
-def granted(grants: Grants) -> Iterator[None]:
-    """Approve what ``grants`` cover while the block runs (one ``ask`` or ``chat``)."""
-    global _grants
-    _grants, before = grants, _grants
-    try:
-        yield
-    finally:
-        _grants = before
-
-
-def current_grants() -> Grants:
-    """What the running ``ask`` or ``chat`` approves."""
-    return _grants
-
-
-def approve_all(yes: bool) -> Grants:
-    """Approve every call that would ask (``yes``), or ask again, until the running
-    :func:`granted` block ends (chat's ``/approve``); the grants now in force."""
-    global _grants
-    _grants = _grants._replace(yes=yes)
-    return _grants
-
-
 @hookimpl(tryfirst=True)  # the guards before other plugins' words
-def ikigai_status() -> Sequence[str]:
-    """The approval mode for a terminal chat's status line (:meth:`Grants.mode`)."""
-    return [_grants.mode()]
+def ikigai_status(grants: Grants) -> Sequence[str]:
+    """The chat's approval mode for its status line (:meth:`Grants.mode`)."""
+    return [grants.mode()]
 
 
 @hookimpl
@@ -176,7 +128,7 @@ def _rules(context: CallContext) -> list[Rule]:
 def _ask(request: ToolCallRequest, by: str) -> tuple[str, str, str]:
     """Settle an ``ask``: ``(decision, who decided, reason for the model)``."""
     tool, arguments, context = request.tool, request.arguments, request.context
-    grant = _grants.covering(tool.name, arguments)
+    grant = request.grants.covering(tool.name, arguments)
     if grant is not None:
         return "allow", grant, ""
     if context.ask_user is None:

@@ -377,6 +377,7 @@ class Supervisor:
                         events=ChildEvents(self, node_id), stream=mine.agent.stream,
                         max_turns=spec.max_turns if spec else None, command="agent",
                         log=mine.recorder.enabled, budget=budget)
+        child.granted_by = mine  # the run's grants, as they are at each call: never wider
         child.use_tools(registry)
         return child
 
