@@ -160,12 +160,14 @@ def test_send_gives_a_done_child_its_next_prompt_with_its_history(model, tmp_pat
 
 
 def test_wait_any_returns_when_one_is_done_and_a_timeout_says_running(model, tmp_path):
-    m = model({"fast": ["fast done"], "slow": [slowly("late", 3)]})
+    m = model({"fast": ["fast done"], "slow": [slowly("late", TIMEOUT)]})
     sup = _root(m, tmp_path)
     fast, slow = sup.fork("fast"), sup.fork("slow")
     results = {r.id: r.status for r in sup.wait([fast, slow], TIMEOUT, mode="any")}
     assert results == {fast: "done", slow: "running"}
     assert [r.status for r in sup.wait([slow], 0.1)] == ["running"]
+    m.close()  # the slow answer comes now, however long the fast one took
+    assert [(r.status, r.output) for r in sup.wait([slow], TIMEOUT)] == [("done", "late")]
     sup.close()
 
 
