@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import sys
 
-from ikigai_toolkit.jsonio import dumps, loads
+from ikigai_toolkit.jsonio import dumps
+from ikigai_toolkit.protocol import serve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,9 +41,6 @@ if TYPE_CHECKING:
 
 _SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object",
            list: "array"}
-_PYTHON = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-           "object": (dict,), "array": (list,)}
-_ARTICLE = {"integer": "an integer", "object": "an object", "array": "an array"}
 
 
 class ToolError(Exception):
@@ -52,10 +50,6 @@ class ToolError(Exception):
     def __init__(self, message: str, code: str = "ERROR") -> None:
         super().__init__(message)
         self.code = code
-
-
-class InvalidInput(Exception):
-    """The arguments cannot be used: exit 1 with this one-line message on stderr."""
 
 
 def _origin(annotation: Any) -> str:
@@ -161,81 +155,18 @@ def build_schema(function: Callable[..., Any]) -> dict[str, Any]:
             "parameters": parameters}
 
 
-def _check(name: str, value: Any, prop: dict[str, Any]) -> None:
-    kind = prop.get("type")
-    if kind in _PYTHON and (not isinstance(value, _PYTHON[kind])
-                            or (kind != "boolean" and isinstance(value, bool))):
-        article = _ARTICLE.get(kind, f"a {kind}")
-        raise InvalidInput(f"field '{name}' must be {article}, got {dumps(value)[:40]}")
-    if "enum" in prop and value not in prop["enum"]:
-        choices = ", ".join(dumps(choice) for choice in prop["enum"])
-        raise InvalidInput(f"field '{name}' must be one of {choices}, got {dumps(value)[:40]}")
-    for index, item in enumerate(value if "items" in prop else ()):
-        _check(f"{name}[{index}]", item, prop["items"])
-    for key, item in (value.items() if "additionalProperties" in prop else ()):
-        _check(f"{name}.{key}", item, prop["additionalProperties"])
-
-
-def parse_arguments(raw: bytes, schema: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments for the function, from the JSON object on stdin.
-
-    ``null`` for an optional field means "not given"; unknown fields are ignored.
-
-    :raises InvalidInput: empty or invalid JSON, not an object, a missing or wrong field.
-    """
-    if not raw.strip():
-        raise InvalidInput("expected a JSON object on stdin, got nothing")
-    try:
-        arguments = loads(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"invalid JSON on stdin: {exc}") from None
-    if not isinstance(arguments, dict):
-        raise InvalidInput(f"expected a JSON object on stdin, got {type(arguments).__name__}")
-    parameters = schema["parameters"]
-    for name in parameters.get("required", ()):
-        if arguments.get(name) is None:
-            raise InvalidInput(f"missing required field '{name}'")
-    given = {}
-    for name, prop in parameters["properties"].items():
-        if arguments.get(name) is not None:
-            _check(name, arguments[name], prop)
-            given[name] = arguments[name]
-    return given
-
-
-def usage(schema: dict[str, Any]) -> str:
-    """What ``--help`` prints."""
-    program = schema["name"].replace("_", "-") + "-tool"
-    return (f"usage: {program} [--schema] < ARGUMENTS.json\n{schema['description']}\n"
-            "Reads one JSON object of arguments on stdin and prints one JSON object on stdout;\n"
-            "--schema prints the JSON schema of the arguments.\n")
-
-
 def run(function: Callable[..., Any], schema: dict[str, Any], argv: list[str]) -> int:
     """One invocation of the tool on ``argv``, stdin and stdout; the exit status."""
-    name = schema["name"]
-    if argv == ["--schema"]:
-        import json  # pretty for people; discovery asks once and keeps the answer
 
-        sys.stdout.write(json.dumps(schema, indent=2) + "\n")
-        return 0
-    if argv in (["--help"], ["-h"]):
-        sys.stdout.write(usage(schema))
-        return 0
-    if argv:
-        sys.stderr.write(f"{name}: unexpected argument {argv[0]!r}\n{usage(schema)}")
-        return 2
-    try:
-        result = function(**parse_arguments(sys.stdin.buffer.read(), schema))
-    except InvalidInput as exc:
-        sys.stderr.write(f"{name}: {exc}\n")
-        return 1
-    except ToolError as exc:
-        result = {"error": str(exc), "error_code": exc.code}
-    answer = result if isinstance(result, dict) else {"output": result}
-    sys.stdout.buffer.write(dumps(answer).encode("utf-8", "replace"))
-    sys.stdout.flush()
-    return 0
+    def answer(arguments: dict[str, Any]) -> bytes:
+        try:
+            result = function(**arguments)
+        except ToolError as exc:
+            result = {"error": str(exc), "error_code": exc.code}
+        reply = result if isinstance(result, dict) else {"output": result}
+        return dumps(reply).encode("utf-8", "replace")
+
+    return serve(schema, argv, answer)
 
 
 def tool(function: Callable[..., Any]) -> Callable[..., Any]:

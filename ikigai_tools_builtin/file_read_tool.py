@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
+from ikigai_toolkit.protocol import InvalidInput
 from ikigai_tools_builtin._budget import Capture, Text, budget
 from ikigai_tools_builtin._fs import open_regular, os_failure, read_all
-from ikigai_tools_builtin._protocol import InvalidInput, run_tool
+from ikigai_tools_builtin._protocol import run_tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ikigai_tools_builtin._protocol import InvalidInput, parse_args
+from ikigai_toolkit.protocol import InvalidInput, parse_arguments
 from tests.support.schemas import BUILTIN
 
 # Seed 001's schemas, value for value, keyed by the script's stem.
@@ -99,14 +99,14 @@ def test_wrong_typed_field_is_named(run_tool, tmp_path, tool, field):
 
 def test_required_null_counts_as_missing():
     with pytest.raises(InvalidInput, match="missing required field 'command'"):
-        parse_args(b'{"command": null}', json.loads(json.dumps(SEED_SCHEMAS["bash"])))
+        parse_arguments(b'{"command": null}', json.loads(json.dumps(SEED_SCHEMAS["bash"])))
 
 
 def test_booleans_are_not_integers_and_floats_are_not_integers():
     schema = SEED_SCHEMAS["file-read"]
     for bad in ("true", "1.5"):
         with pytest.raises(InvalidInput, match="field 'offset' must be an integer"):
-            parse_args(f'{{"file_path": "x", "offset": {bad}}}'.encode(), schema)
+            parse_arguments(f'{{"file_path": "x", "offset": {bad}}}'.encode(), schema)
 
 
 def test_unknown_fields_are_ignored_and_optional_null_is_absent(run_tool, tmp_path):
