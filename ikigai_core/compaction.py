@@ -182,7 +182,8 @@ class Keeper:
         (at a model turn) while they have more than ``budget`` tokens; at least the latest
         model turn and its results are kept."""
         messages = conversation.messages
-        prompts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+        prompts = [i for i, m in enumerate(messages)
+                   if isinstance(m, UserMessage) and m.skill is None]
         keep = self.app.settings.compact_keep
         split = max(prompts[-keep] if len(prompts) >= keep else 0, start)
         last_turn = max((i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)),
@@ -208,7 +209,10 @@ class Transcript:
 
     def add(self, message: Message) -> None:
         """Add one message's lines."""
-        if isinstance(message, UserMessage):
+        if isinstance(message, UserMessage) and message.skill is not None:
+            self.lines.append(f"User loaded the skill {message.skill} (its instructions "
+                              "stay in the system prompt).")
+        elif isinstance(message, UserMessage):
             images = f" [{len(message.images)} image(s) attached]" if message.images else ""
             self.lines.append(f"User: {message.text}{images}")
         elif isinstance(message, AssistantMessage):

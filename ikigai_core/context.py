@@ -1,8 +1,10 @@
 """What the model is sent of a conversation, and how much of its context window that fills.
 
 The conversation keeps every message; the model is sent a *view* of it (:func:`view`):
-after a compaction (:class:`~ikigai_core.conversation.Compaction`), the summary in place of
-the messages it covers, the skills those loaded moved into the system prompt; and old tool
+the instructions of a skill the user loaded mid-conversation sent with the prompt after
+them (:func:`with_skills_sent`); after a compaction
+(:class:`~ikigai_core.conversation.Compaction`), the summary in place of the messages it
+covers, the skills those loaded moved into the system prompt; and old tool
 results pruned (:func:`pruned`): a result answering a model turn at least
 ``prune_after`` turns back is replaced by a placeholder naming the call, in steps of
 ``prune_after`` turns, so the request's prefix (what providers cache) changes once a step,
@@ -31,7 +33,7 @@ from ikigai_core.conversation import (
     ToolResultsMessage,
     UserMessage,
 )
-from ikigai_core.prompt import with_skill
+from ikigai_core.prompt import join, with_skill
 from ikigai_core.skills import LOAD_SKILL
 
 if TYPE_CHECKING:
@@ -115,23 +117,50 @@ def current(conversation: Conversation) -> Compaction | None:
 def view(conversation: Conversation, *, prune_after: int,
          skills: Mapping[str, Skill] | None = None) -> Conversation:
     """What the model is sent of ``conversation``: its old tool results pruned (counting
-    the model turns of the whole conversation: :func:`pruned`); after the compaction in
-    force, its summary and the messages after those it covers (the skills those loaded
-    added to the system prompt, from ``skills``)."""
+    the model turns of the whole conversation: :func:`pruned`), the skills the user loaded
+    sent with the next prompt (:func:`with_skills_sent`); after the compaction in force,
+    its summary and the messages after those it covers (the skills those loaded added to
+    the system prompt: a skill message's text as it was sent, a ``load_skill`` result's
+    skill from ``skills``)."""
     compaction = current(conversation)
     system, messages = conversation.system, pruned(conversation.messages, prune_after)
     if compaction is not None:
         assert compaction.summary is not None
-        for name in loaded_skills(messages[:compaction.covers]):
-            if skills and name in skills:
-                system = with_skill(system, skills[name])
+        for message in messages[:compaction.covers]:
+            if isinstance(message, UserMessage) and message.skill is not None:
+                system = join(system, message.text)
+            for name in loaded_skills([message]):
+                if skills and name in skills:
+                    system = with_skill(system, skills[name])
         messages = messages[compaction.covers:]
+    messages = with_skills_sent(messages)
+    if compaction is not None:
         head = f"{SUMMARY_HEAD}\n\n{compaction.summary}"
         if messages and isinstance(messages[0], UserMessage):
             messages[0] = messages[0].replace(text=f"{head}\n\n{messages[0].text}")
         else:
             messages.insert(0, UserMessage(head))
     return Conversation(messages, system)
+
+
+def with_skills_sent(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each skill message (:attr:`UserMessage.skill
+    <ikigai_core.conversation.UserMessage.skill>`) sent as the start of the prompt after
+    it, a blank line between them: one user message, as every API's turn order wants, and
+    the same bytes on every later request. One with no prompt after it yet stays alone."""
+    out: list[Message] = []
+    waiting: list[UserMessage] = []
+    for message in messages:
+        if isinstance(message, UserMessage) and message.skill is not None:
+            waiting.append(message)
+        elif waiting and isinstance(message, UserMessage):
+            out.append(message.replace(text="\n\n".join([*(m.text for m in waiting),
+                                                          message.text])))
+            waiting = []
+        else:
+            out += [*waiting, message]
+            waiting = []
+    return out + waiting
 
 
 def loaded_skills(messages: Sequence[Message]) -> list[str]:
@@ -248,15 +277,18 @@ class Breakdown:
 def breakdown(sent: Conversation, provider: Provider, tools: Sequence[Tool],
               skills: Sequence[Skill], gauge: Gauge, window: Window) -> Breakdown:
     """The parts of the request ``sent`` (a view) would make with ``tools``: the system
-    prompt, the tool declarations, the ``skills`` loaded (their text in the system prompt
-    or a ``load_skill`` result), the messages, the tool results."""
+    prompt, the tool declarations, the ``skills`` loaded (their text in the system prompt,
+    a user's message or a ``load_skill`` result), the messages, the tool results."""
     system = sent.system or ""
-    skill_text = 0
+    prompts = [m.text for m in sent.messages if isinstance(m, UserMessage)]
+    skill_text = skill_prompts = 0
     for skill in skills:
         section = with_skill(None, skill)
         if section in system:
             system = system.replace(section, "")
             skill_text += estimate_tokens(section)
+        elif any(section in text for text in prompts):
+            skill_prompts += estimate_tokens(section)
     results = skill_results = 0
     for message in sent.messages:
         if isinstance(message, ToolResultsMessage):
@@ -270,6 +302,6 @@ def breakdown(sent: Conversation, provider: Provider, tools: Sequence[Tool],
     return Breakdown(
         system=gauge.count(estimate_tokens(system)),
         tools=gauge.count(estimate_tokens(tools_text(provider, tools)) if tools else 0),
-        skills=gauge.count(skill_text + skill_results),
-        messages=gauge.count(max(everything - results - skill_results, 0)),
+        skills=gauge.count(skill_text + skill_prompts + skill_results),
+        messages=gauge.count(max(everything - results - skill_results - skill_prompts, 0)),
         results=gauge.count(results), window=window)

@@ -39,10 +39,16 @@ class ToolCall(Record):
 class UserMessage(Record):
     """Text the user typed (with the text of files it attached), and the images it
     attached, which go to the model natively (:meth:`Provider.user_entry
-    <ikigai_core.providers.Provider.user_entry>`) and are recorded with the message."""
+    <ikigai_core.providers.Provider.user_entry>`) and are recorded with the message.
+
+    With ``skill`` set it is no prompt but the instructions of the skill of that name,
+    which the user loaded once the conversation had begun (:mod:`ikigai_core.prompt`):
+    they are sent with the next prompt (:func:`ikigai_core.context.view`), so the system
+    prompt, and every cached prefix before them, stays as it was."""
 
     text: str
     images: tuple[Attachment, ...] = ()
+    skill: str | None = None
 
 
 MAX_TOKENS = 2**32

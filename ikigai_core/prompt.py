@@ -1,10 +1,19 @@
-"""The system prompt sent to the model: the fragments plugins contribute, the skills index,
-and the skills loaded with ``--skill`` or ``/load``."""
+"""What the model is told besides the conversation: the system prompt (the fragments
+plugins contribute, the skills index, the skills loaded before the first prompt), and the
+message a skill loaded later is sent as.
+
+A skill loaded once the conversation has begun (``/load NAME``, ``Session.load_skill``,
+``--skill`` with ``--continue``) never joins the system prompt: that would change the
+prefix the provider cached (the tools, the system prompt, the messages so far) and lose
+every cache breakpoint before it. It is a message of its own after the history
+(:func:`skill_message`), recorded where it was loaded and sent with the next prompt.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ikigai_core.conversation import UserMessage
 from ikigai_core.hookcall import collect
 
 if TYPE_CHECKING:
@@ -29,6 +38,16 @@ def system_prompt(app: App) -> str | None:
 def with_skill(system: str | None, skill: Skill) -> str:
     """``system`` with the instructions of ``skill`` (loaded by the user) added at its end."""
     return join(system, f"## Skill: {skill.name} (in {skill.path.parent})\n\n{skill.body}") or ""
+
+
+def skill_message(skill: Skill) -> UserMessage:
+    """The message carrying the instructions of ``skill``, which the user loaded once the
+    conversation had begun: marked as the user's loading of it, its section as the
+    system prompt would hold it (:func:`with_skill`), and where it ends."""
+    return UserMessage(
+        f"[The user loaded the skill {skill.name}: apply its instructions from here on.]"
+        f"\n\n{with_skill(None, skill)}\n\n[End of the skill {skill.name}.]",
+        skill=skill.name)
 
 
 def join(*parts: str | None) -> str | None:

@@ -26,7 +26,7 @@ from ikigai_core.conversation import Compaction, Conversation, Message, Usage, u
 from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
 from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
-from ikigai_core.prompt import system_prompt, with_skill
+from ikigai_core.prompt import skill_message, system_prompt, with_skill
 from ikigai_core.providers import (
     INSTALL_HINT,
     collect_providers,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ikigai_core.execution import CallResult
     from ikigai_core.notices import Notices
     from ikigai_core.providers import Provider
-    from ikigai_core.sessions import Branch, SessionStore
+    from ikigai_core.sessions import SessionStore
     from ikigai_core.skills import Skill
     from ikigai_core.tools import Tool
 
@@ -217,7 +217,9 @@ class Recorder:
                last: bool) -> Conversation | None:
         """The conversation ``session`` (an id or its start), or with ``last`` the last one
         in this directory, to go on with (recorded under its id, from its latest turn);
-        ``None`` when neither. The skills it had loaded are loaded into ``toolset`` again."""
+        ``None`` when neither. The skills it had loaded are loaded into ``toolset`` again
+        (their text is in it already: its system prompt, a ``load_skill`` result, or a
+        skill message), the ones loaded in ``toolset`` before are unloaded."""
         if session is None and not last:
             return None
         store = store_of(self.app)
@@ -227,13 +229,6 @@ class Recorder:
                              "`ikigai sessions list` shows them all")
         branch = store.branch(found, provider)
         self.session_id, self.parent = found, branch.last
-        return self._with_skills(branch, toolset)
-
-    def _with_skills(self, branch: Branch, toolset: Toolset) -> Conversation:
-        """``branch``'s conversation with its skills loaded in ``toolset`` (their text is in
-        it already: its system prompt, or a ``load_skill`` result), then the ones loaded in
-        ``toolset`` before (their text added to the system prompt)."""
-        conversation, given = branch.conversation, list(toolset.loaded)
         toolset.unload()
         for name in branch.skills:
             if name in toolset.skills:
@@ -241,10 +236,7 @@ class Recorder:
             else:
                 self.app.notices.report(f"skill '{name}' of session {self.session_id} is not "
                                         "available now; its tools are not sent")
-        for name in given:
-            if name not in toolset.loaded:
-                conversation.system = with_skill(conversation.system, toolset.load(name))
-        return conversation
+        return branch.conversation
 
     def record(self, agent: Agent, conversation: Conversation, entries: Sequence[Entry],
                prompt: str, cost: float | None = None) -> None:
@@ -594,21 +586,35 @@ class Session:
             hook()
 
     def load_skill(self, name: str) -> Skill:
-        """Load skill ``name``: its instructions join the system prompt, its tools the
-        toolset; an unknown one is a :class:`UsageError`."""
+        """Load skill ``name``: its tools join the toolset, its instructions the system
+        prompt before the first prompt, else a message after the conversation so far
+        (:func:`~ikigai_core.prompt.skill_message`: the prefix the provider cached stays
+        as it was), recorded as a prompt ``/load NAME`` of its own. An unknown skill is
+        a :class:`UsageError`."""
         skill = self.toolset.load(name)
-        self.conversation.system = with_skill(self.conversation.system, skill)
+        if not self.conversation.messages:
+            self.conversation.system = with_skill(self.conversation.system, skill)
+            return skill
+        message = skill_message(skill)
+        self.conversation.add(message)
+        self.agent.registry = self.tools()  # the record names the tools it would send
+        self.recorder.record(self.agent, self.conversation, [message], f"/load {name}", 0.0)
         return skill
 
     def resume(self, session_id: str | None = None, *, last: bool = False) -> bool:
         """Go on with the recorded conversation ``session_id`` (an id or its start), or with
         ``last`` the last one in this directory, its skills loaded again; ``False`` when
-        neither is asked for. Recording goes on under its id."""
+        neither is asked for. Recording goes on under its id. The skills loaded here
+        before that it had not are loaded into it (:meth:`load_skill`)."""
+        given = list(self.toolset.loaded)
         earlier = self.recorder.resume(self.provider.name, self.toolset, session=session_id,
                                        last=last)
         if earlier is None:
             return False
         self.conversation = earlier
+        for name in given:
+            if name not in self.toolset.loaded:
+                self.load_skill(name)
         return True
 
     def clear(self) -> None:

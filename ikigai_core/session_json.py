@@ -156,10 +156,13 @@ def message_json(message: Message | Compaction) -> dict[str, Any]:
                 "reason": message.reason, "tokens": list(message.tokens),
                 "usage": None if message.usage is None else usage_json(message.usage)}
     if isinstance(message, UserMessage):
+        data: dict[str, Any] = {"role": "user", "text": message.text}
         if message.images:
-            return {"role": "user", "text": message.text, "images": [
-                {"mime_type": image.mime_type, "data": image.base64} for image in message.images]}
-        return {"role": "user", "text": message.text}
+            data["images"] = [{"mime_type": image.mime_type, "data": image.base64}
+                              for image in message.images]
+        if message.skill is not None:
+            data["skill"] = message.skill
+        return data
     if isinstance(message, AssistantMessage):
         usage = message.usage
         return {"role": "assistant", "text": message.text,
@@ -195,7 +198,9 @@ def message_of(data: Any, *, keep_raw: bool) -> Message:
     if role == "user":
         return UserMessage(_need(data.get("text"), is_text, "a message's text"),
                            tuple(map(_image_of, _list(data.get("images", []),
-                                                     "a message's images"))))
+                                                     "a message's images"))),
+                           _need(data.get("skill"), _optional(_is_skill_name),
+                                 "a message's skill name"))
     if role == "assistant":
         raw = _need(data.get("raw"), _is_raw, "a message's raw form")
         return AssistantMessage(
@@ -208,6 +213,12 @@ def message_of(data: Any, *, keep_raw: bool) -> Message:
         return ToolResultsMessage(tuple(_result_of(r) for r in _list(data.get("results"),
                                                                      "a message's results")))
     raise _Bad(f"a message's role is {_kind(role)}")
+
+
+def _is_skill_name(value: Any) -> bool:
+    from ikigai_core.skills import SKILL_NAME_RE
+
+    return isinstance(value, str) and SKILL_NAME_RE.fullmatch(value) is not None
 
 
 def _image_of(data: Any) -> Attachment:

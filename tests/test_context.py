@@ -336,6 +336,46 @@ def test_a_skill_the_model_loaded_stays_verbatim_when_its_turn_is_summarised(
     assert int(skills_row.split()[1].replace(",", "")) > 0
 
 
+def _skills_row(stdout: str) -> list[int]:
+    """The skills' tokens each ``/context`` printed."""
+    return [int(line.split()[1].replace(",", "")) for line in stdout.splitlines()
+            if line.startswith("  skills")]
+
+
+def test_a_skill_loaded_mid_chat_stays_verbatim_through_compact_uncompact_and_clear(
+        monkeypatch, isolated_home, tmp_path):
+    """``/load`` once the chat has begun: the skill goes with the next prompt; summarised
+    by ``/compact``, its text moves to the system prompt verbatim; ``/uncompact`` sends it
+    where it was again; ``/clear`` forgets it. ``/context`` counts it as skills each time."""
+    monkeypatch.chdir(tmp_path)
+    skills = isolated_home / "skills"
+    skills.mkdir()
+    (skills / "greeter.md").write_text(
+        "---\nname: greeter\ndescription: greets people\n---\nALWAYS SAY HELLO FIRST.\n")
+    settings(isolated_home, compact_keep=1, context_window=100_000)
+    model = WindowModel("openai", 100_000, ["one", "two", "three", "four", "five"])
+    serve(monkeypatch, model)
+    try:
+        shown = chat("alpha", "/load greeter", "/context", "beta", "/compact", "/context",
+                     "gamma", "/uncompact", "delta", "/clear", "epsilon")
+    finally:
+        model.close()
+    assert shown.exit_code == 0, shown.stderr
+    sent = [r.json["messages"] for r in model.server.requests if r not in model.summaries]
+    system = [messages[0]["content"] for messages in sent]
+    assert system[0] == system[1] == system[3] == system[4]
+    assert "ALWAYS SAY HELLO FIRST." not in system[0]
+    beta, gamma, delta, epsilon = (json.dumps(messages[1:]) for messages in sent[1:])
+    assert "[The user loaded the skill greeter" in beta and "ALWAYS SAY HELLO FIRST." in beta
+    assert "ALWAYS SAY HELLO FIRST." in system[2] and "ALWAYS SAY" not in gamma
+    assert "ALWAYS SAY HELLO FIRST." in delta
+    assert "ALWAYS SAY" not in epsilon
+    assert all(tokens > 0 for tokens in _skills_row(shown.stdout))
+    assert len(_skills_row(shown.stdout)) == 2
+    (loaded,) = [m for m in recorded(isolated_home) if m.get("skill")]
+    assert loaded["skill"] == "greeter" and "ALWAYS SAY HELLO FIRST." in loaded["text"]
+
+
 def test_an_empty_summary_is_one_line_and_changes_nothing(monkeypatch, isolated_home,
                                                           tmp_path):
     monkeypatch.chdir(tmp_path)

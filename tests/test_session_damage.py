@@ -40,6 +40,8 @@ DAMAGES = {
     "a call's arguments a list": (
         "turns", "messages", """'[{"role": "tool", "results": [{"call": {"id": "c", "name":
         "bash", "arguments": [1]}, "envelope": {}}]}]'"""),
+    "a skill message naming a path": (
+        "turns", "messages", """'[{"role": "user", "text": "x", "skill": "../evil"}]'"""),
     "NaN in messages": ("turns", "messages", """'[{"role": "user", "text": NaN}]'"""),
     "a number past a float": (
         "turns", "messages", """'[{"role": "tool", "results": [{"call": {"id": "c", "name":

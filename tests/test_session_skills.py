@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from ikigai_core.cli import cli
 from tests.support.replies import REPLIES
+from tests.test_cache_prefix import assert_prefixes_kept
 from tests.test_cli_agent import advertised
 from tests.test_system_prompt import greeter, offline
 
@@ -50,12 +51,16 @@ def test_a_skill_loaded_in_chat_comes_back_with_resume_text_and_tools(isolated_h
     listed = CliRunner().invoke(cli, ["sessions", "list", "--json"], catch_exceptions=False)
     (session,) = json.loads(listed.stdout)
     run("chat", "--resume", session["id"], "--skill", "notes", input="third\n/clear\nfourth\n")
-    body = fake_server.requests[2].json
-    system = body["messages"][0]["content"]
-    assert "Call greet with the person's name." in system and "Keep notes tidy." in system
+    first, body = fake_server.requests[0].json, fake_server.requests[2].json
+    # loaded once the conversation had begun: sent after it, the system prompt left as it was
+    assert body["messages"][0] == first["messages"][0]
     assert "greet" in advertised("openai", body)
-    assert [m["content"] for m in body["messages"] if m["role"] == "user"] == [
-        "hello", "second", "third"]
+    hello, second, third = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    assert hello == "hello"
+    assert second.startswith("[The user loaded the skill greeter: apply its instructions ")
+    assert "Call greet with the person's name." in second and second.endswith("\n\nsecond")
+    assert "Keep notes tidy." in third and third.endswith("\n\nthird")
+    assert_prefixes_kept([fake_server.requests[1].json, body])  # --skill on a resumed one
     cleared = fake_server.requests[3].json  # as the command line started: --skill notes only
     assert "greet" not in advertised("openai", cleared)
     assert "Keep notes tidy." in cleared["messages"][0]["content"]

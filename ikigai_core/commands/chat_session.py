@@ -108,7 +108,8 @@ class ChatSession:
         """Go on with the conversation ``session`` (``--resume``), or with ``last`` the last
         one here (``--continue``), its skills loaded again; neither: nothing changes."""
         if self.session.resume(session, last=last):
-            prompts = sum(isinstance(m, UserMessage) for m in self.conversation.messages)
+            prompts = sum(isinstance(m, UserMessage) and m.skill is None
+                          for m in self.conversation.messages)
             warn(f"continuing session {self.session.recorder.session_id} "
                  f"({prompts} earlier prompts)")
 

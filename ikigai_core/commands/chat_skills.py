@@ -27,7 +27,8 @@ def list_skills(chat: ChatSession, argument: str) -> None:
 
 
 def load_skill(chat: ChatSession, argument: str) -> None:
-    """``/load NAME``: the skill's instructions join the system prompt, its tools the set."""
+    """``/load NAME``: the skill's tools join the set, its instructions the conversation
+    (:meth:`~ikigai_core.session.Session.load_skill`)."""
     if not argument:
         raise UsageError("/load needs a skill name; /skill lists them")
     toolset = chat.agent.toolset
