@@ -255,21 +255,22 @@ def test_plain_ctrl_c_at_a_childs_question_says_no_to_it_and_the_chat_goes_on(
     assert "user (Ctrl-C)" in decisions
 
 
-def test_plain_a_child_stopped_while_it_asks_takes_its_question_away(model, isolated_home,
-                                                                     tmp_path):
+@pytest.mark.parametrize("plain", [True, False], ids=["plain", "rendered"])
+def test_a_child_stopped_while_it_asks_takes_its_question_away(plain, model, isolated_home,
+                                                               tmp_path):
     m = model({"make a": [[("bash", {"command": "touch a.txt"})], "never reached"]})
     (isolated_home / "agents").mkdir()
     (isolated_home / "agents" / "brief.md").write_text(
         "---\ndescription: Short-lived.\nbudget:\n  seconds: 1\n---\nYou hurry.\n")
-    with plain_chat(m, isolated_home, tmp_path, TERM="dumb") as chat:
-        chat.wait_for("/help for commands")
-        prompt_waits(chat)
+    start = plain_chat(m, isolated_home, tmp_path, TERM="dumb") if plain else (
+        chat_on_terminal(m, isolated_home, tmp_path))
+    with start as chat:
+        chat.wait_for("/help for commands" if plain else "tokens:")
         chat.write(b"/fork --agent brief make a\r")
         chat.wait_for(re.compile(r"^\[agent brief \(agent-1\)\] Allow bash \{$", re.M).search)
         chat.wait_for("ikigai: agent brief (agent-1) budget_exceeded: BUDGET_EXCEEDED: the "
                       "seconds limit", timeout=10)
-        prompt_waits(chat)  # the question is gone: the next line is the chat's
-        chat.write(b"/agents\r")
+        chat.write(b"/agents\r")  # the question is gone: the next line is the chat's
         chat.wait_for(re.compile(r"^  agent-1  brief  budget_exceeded  \d+ tokens$",
                                  re.M).search)
     assert not (tmp_path / "a.txt").exists()

@@ -31,6 +31,7 @@ from ikigai_core.commands.approving import disabled_guards
 from ikigai_core.commands.output import printable
 from ikigai_core.commands.spend import spend_words
 from ikigai_core.errors import IkigaiError
+from ikigai_core.questions import taken_back
 from ikigai_core.statefiles import ensure_private_dir
 from ikigai_core.status import status_words
 
@@ -49,6 +50,8 @@ LEAVE_HINT = "Ctrl-C again (or Ctrl-D) leaves"
 _YIELD: Any = type("GiveWay", (str,), {})()
 """What the prompt returns when it gives way to a question another thread asks (a ``str``
 only in type: compared by identity)."""
+TAKEN_BACK_POLL = 0.1
+"""Seconds between looks at whether the question being asked was taken back."""
 RESUME_CHOICES = 50
 """Conversations ``/resume`` completion offers, the latest first."""
 MENTION_AT_CURSOR = re.compile(r"(?:^|\s)@(\S*)$")
@@ -286,15 +289,23 @@ class LineInput:
 
     def ask(self, question: str) -> str | None:
         """Ask ``question`` (its line breaks shown as such); the answer typed, or ``None``
-        on Ctrl-C or Ctrl-D. Asked from another thread while the prompt is up (a
+        on Ctrl-C or Ctrl-D, or once the question is taken back (its sub-agent stopped:
+        :mod:`ikigai_core.questions`). Asked from another thread while the prompt is up (a
         sub-agent's approval between turns), it waits for the main thread to ask it."""
+        return self._ask(question, taken_back())
+
+    def _ask(self, question: str, stopped: threading.Event) -> str | None:
         answer: Future[str | None] = Future()
-        if self._at_prompt(lambda live: answer.set_result(self.ask(question) if live else None)):
+        if self._at_prompt(lambda live: answer.set_result(
+                self._ask(question, stopped) if live else None)):
             return answer.result()
         with self.asking:
+            if stopped.is_set():
+                return None
             self.question = PromptSession()
             try:
-                return self.question.prompt(f"{printable(question)} ")
+                return self.question.prompt(f"{printable(question)} ",
+                                            pre_run=lambda: _ended_by(stopped))
             except (EOFError, KeyboardInterrupt):
                 return None
             finally:
@@ -312,3 +323,18 @@ class LineInput:
             app.exit(exception=EOFError())
 
         loop.call_soon_threadsafe(end)
+
+
+def _ended_by(stopped: threading.Event) -> None:
+    """In a question's prompt as it starts: end it (answering ``None``) once ``stopped``
+    is set."""
+    import asyncio
+
+    app = get_app()
+
+    async def watch() -> None:
+        while not stopped.is_set():
+            await asyncio.sleep(TAKEN_BACK_POLL)
+        app.exit(exception=EOFError())
+
+    app.create_background_task(watch())
