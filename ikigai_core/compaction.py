@@ -109,13 +109,27 @@ class Keeper:
         the window (and there is something to compact)."""
         self.gauge.answered(conversation)
         sent = self.view(agent, conversation)
-        window = self.window(agent).tokens
-        if window is not None and (
-                self.tokens(agent, sent, tools) >= self.app.settings.compact_at * window):
+        if self._due(agent, sent, tools):
             if self.compact(agent, conversation, reason="auto", tools=tools) is not None:
                 sent = self.view(agent, conversation)
         self.gauge.sent(conversation, self._estimate(agent, sent, tools))
         return sent
+
+    def compacts(self, agent: Agent, conversation: Conversation,
+                 tools: Sequence[Tool]) -> bool:
+        """Whether :meth:`prepare` would compact ``conversation`` before sending it (for
+        ``ikigai request``: nothing is summarised here)."""
+        if not self._due(agent, self.view(agent, conversation), tools):
+            return False
+        start, covers, _ = self._plan(agent, conversation, tools, "auto")
+        return covers > start
+
+    def _due(self, agent: Agent, sent: Conversation, tools: Sequence[Tool]) -> bool:
+        """Whether a request sending the view ``sent`` and ``tools`` would fill
+        ``compact_at`` of the window."""
+        window = self.window(agent).tokens
+        return window is not None and (
+            self.tokens(agent, sent, tools) >= self.app.settings.compact_at * window)
 
     def overflowed(self, agent: Agent, conversation: Conversation,
                    tools: Sequence[Tool]) -> bool:
@@ -131,12 +145,7 @@ class Keeper:
         (everything left is kept verbatim). The summarising request's failure is a
         :class:`~ikigai_core.errors.ProviderError`."""
         before = current(conversation)
-        start = before.covers if before is not None else 0
-        sent = self.view(agent, conversation)
-        tokens_before = self.tokens(agent, sent, tools)
-        covers = self._split(agent, conversation, start, self._budget(
-            agent, tokens_before - self.tokens(agent, Conversation(system=sent.system), tools),
-            tokens_before, reason))
+        start, covers, tokens_before = self._plan(agent, conversation, tools, reason)
         if covers <= start:
             return None
         summary, usage = summarise(agent, conversation.messages[start:covers],
@@ -150,6 +159,19 @@ class Keeper:
         conversation.compactions[-1] = made = made.replace(tokens=(tokens_before, after))
         self.on_compact(made)
         return made
+
+    def _plan(self, agent: Agent, conversation: Conversation, tools: Sequence[Tool],
+              reason: str) -> tuple[int, int, int]:
+        """Where a compaction made now for ``reason`` starts and ends (the messages it
+        would summarise: ``start`` to ``covers``), and the tokens of the view before it."""
+        before = current(conversation)
+        start = before.covers if before is not None else 0
+        sent = self.view(agent, conversation)
+        tokens_before = self.tokens(agent, sent, tools)
+        covers = self._split(agent, conversation, start, self._budget(
+            agent, tokens_before - self.tokens(agent, Conversation(system=sent.system), tools),
+            tokens_before, reason))
+        return start, covers, tokens_before
 
     def uncompact(self, conversation: Conversation) -> Compaction | None:
         """Undo the compaction in force: the model is sent every message again; ``None``

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_core.agent import Agent
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from ikigai_core.conversation import AssistantMessage, ToolCall
     from ikigai_core.execution import CallResult
     from ikigai_core.notices import Notices
-    from ikigai_core.providers import Provider
+    from ikigai_core.providers import Provider, ProviderRequest
     from ikigai_core.sessions import SessionStore
     from ikigai_core.skills import Skill
     from ikigai_core.tools import Tool
@@ -188,6 +189,16 @@ def store_of(app: App) -> SessionStore:
     from ikigai_core.sessions import open_store
 
     return open_store(app.pm, app.settings.sessions_url or "sqlite://", app.home, app.notices)
+
+
+@dataclass(frozen=True)
+class NextRequest:
+    """What :meth:`Session.next_request` builds: the HTTP request (no key in it), and
+    whether :meth:`Session.send` would compact the conversation before sending it (the
+    window would be filling up: the request sent then holds the model's summary instead)."""
+
+    request: ProviderRequest
+    compacts: bool
 
 
 class Recorder:
@@ -540,6 +551,29 @@ class Session:
         self.add_usage(self.turn_usage)
         self.turn_cost = None if cost is None or self.cost is None else self.cost - cost
         self.recorder.record(self.agent, self.conversation, entries, prompt, self.turn_cost)
+
+    def next_request(self, prompt: str) -> NextRequest:
+        """The request :meth:`send` would make first for ``prompt``, built as it builds it
+        (the view of the conversation: the compaction in force, old tool results pruned,
+        the skills loaded; the tools; the prompt-cache marks), with no key in it. Nothing
+        is sent, compacted or recorded, and the conversation stays as it was."""
+        from ikigai_core.conversation import UserMessage
+        from ikigai_core.transport import wire_request
+
+        agent = self.agent
+        agent.registry = self.tools()
+        tools = self.toolset.tools(agent.registry)
+        mark = len(self.conversation.messages)
+        self.conversation.add(UserMessage(prompt))
+        try:
+            return NextRequest(wire_request(
+                self.provider, self.keeper.view(agent, self.conversation), tools,
+                model=self.model, stream=agent.stream, reasoning=agent.reasoning, api_key=None,
+                environ=provider_environ(self.provider, self.app.settings.providers,
+                                         self.app.environ)),
+                compacts=self.keeper.compacts(agent, self.conversation, tools))
+        finally:
+            self.conversation.truncate(mark)
 
     def compact(self, instructions: str = "") -> Compaction | None:
         """Summarise the older part of the conversation now (``/compact``), with

@@ -164,6 +164,27 @@ def is_retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+def wire_request(
+    provider: Provider,
+    conversation: Conversation,
+    tools: Sequence[Tool],
+    *,
+    model: str,
+    stream: bool,
+    reasoning: str | None,
+    api_key: str | None,
+    environ: Mapping[str, str],
+) -> ProviderRequest:
+    """The HTTP request :func:`send_turn` sends for ``conversation`` and ``tools``: the
+    provider's body, asking for ``reasoning`` when given, with its prompt-cache marks
+    (``ikigai request`` prints its body; with ``api_key`` ``None`` no key is in it)."""
+    body = provider.request_body(conversation, tools, model=model, stream=stream)
+    if reasoning is not None:
+        body = provider.with_reasoning(body, reasoning, model=model)
+    return provider.http_request(body, model=model, stream=stream, api_key=api_key,
+                                 environ=environ)
+
+
 def send_turn(
     provider: Provider,
     conversation: Conversation,
@@ -195,12 +216,8 @@ def send_turn(
     key = "" if key_env is None else environ[key_env]
     limits = http_timeout(environ) if timeout is None else httpx.Timeout(timeout)
     try:
-        body = provider.request_body(conversation, tools, model=model, stream=stream)
-        if reasoning is not None:
-            body = provider.with_reasoning(body, reasoning, model=model)
-        request = provider.http_request(
-            body, model=model, stream=stream, api_key=key or None, environ=environ
-        )
+        request = wire_request(provider, conversation, tools, model=model, stream=stream,
+                               reasoning=reasoning, api_key=key or None, environ=environ)
         exchange = _Exchange(provider, request, model, limits, key_env, tools)
         return exchange.run(stream, on_text, max_retries, on_thinking)
     except ProviderError as exc:

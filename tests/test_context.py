@@ -292,8 +292,9 @@ def _only_session() -> str:
     return session["id"]
 
 
+@pytest.mark.parametrize("command", ["ask", "request"])
 def test_a_compaction_covering_messages_after_it_is_damage_in_one_line(
-        monkeypatch, isolated_home, tmp_path):
+        command, monkeypatch, isolated_home, tmp_path):
     monkeypatch.chdir(tmp_path)
     model = WindowModel("openai", 100_000, ["one", "two"])
     serve(monkeypatch, model)
@@ -304,7 +305,8 @@ def test_a_compaction_covering_messages_after_it_is_damage_in_one_line(
             damaged = [{"role": "compaction", "text": "x", "covers": 99, "reason": "auto",
                         "tokens": [1, 1], "usage": None}, *json.loads(messages)]
             db.execute("UPDATE turns SET messages = ?", (json.dumps(damaged),))
-        answered = ask("--provider", "openai", "--continue", "again")
+        answered = CliRunner().invoke(cli, [command, "--provider", "openai", "--continue",
+                                            "again"])
     finally:
         model.close()
     assert answered.exit_code == 1

@@ -10,14 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ikigai_core.agent import build_request
 from ikigai_core.app import App
 from ikigai_core.commands.approving import approval_options, grants
 from ikigai_core.commands.frontend import QuietFrontEnd, front_end, plain_option
 from ikigai_core.commands.output import be_quiet, echo_json, warn
 from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import pass_app, report_skipped
-from ikigai_core.conversation import ToolResultsMessage, UserMessage, usage_of
+from ikigai_core.conversation import ToolResultsMessage, usage_of
 from ikigai_core.errors import UsageError
 from ikigai_core.session import Session, choose_model, choose_provider, ready_provider
 from ikigai_core.session import start_conversation as core_start
@@ -133,29 +132,33 @@ def _read_system(value: str) -> str:
 @_model_options
 @click.option("--stream/--no-stream", default=True, show_default=True,
               help="Build the body of a streamed request, or of one answered whole.")
+@continue_option
+@resume_option
 @pass_app
 def request(app: App, prompt: str, provider: str | None, model: str | None,
             stream: bool, system: str | None, skills: tuple[str, ...], tools: str | None,
-            no_tools: bool, reasoning: str | None) -> None:
+            no_tools: bool, reasoning: str | None, resume_last: bool,
+            resume: str | None) -> None:
     """Print the request body ikigai would send for PROMPT: the system prompt and the
     chosen tools (no network, no key).
 
-    The body is the one sent on the wire the provider's settings choose (OpenAI: chat or
+    With --continue or --resume, the body the next turn of that conversation sends (nothing
+    is recorded): what the model is sent of it (a compaction's summary in place of the
+    turns it covers, old tool results pruned to placeholders, the skills loaded). The body
+    is the one sent on the wire the provider's settings choose (OpenAI: chat or
     Responses), with its prompt-cache marks."""
-    from ikigai_core.providers import provider_environ
-
     use_reasoning(app, reasoning)
     chosen = choose_provider(app, provider)
     conversation, toolset = start_conversation(app, system, skills, tools, no_tools)
-    conversation.add(UserMessage(prompt))
-    registry = _discovered(app, chosen)
-    toolset.verify(registry)
-    named = choose_model(app, chosen, model)
-    body = build_request(chosen, conversation, registry, model=named, stream=stream,
-                         toolset=toolset, reasoning=app.settings.reasoning)
-    environ = provider_environ(chosen, app.settings.providers, app.environ)
-    echo_json(chosen.http_request(body, model=named, stream=stream, api_key=None,
-                                  environ=environ).body)
+    session = Session(app, chosen, choose_model(app, chosen, model), conversation=conversation,
+                      toolset=toolset, stream=stream, log=False, command="request")
+    session.resume(resume, last=resume_last)
+    session.use_tools(_discovered(app, chosen))
+    made = session.next_request(prompt)
+    if made.compacts:
+        warn("the window is filling up: the next turn compacts the conversation first, "
+             "so it sends the model's summary of the older turns, not what is below")
+    echo_json(made.request.body)
 
 
 @click.command("ask")
