@@ -32,7 +32,7 @@ from ikigai_core.outcome import (
     TOOL_TIMEOUT,
     ToolOutcome,
 )
-from ikigai_core.process import ProcessResult, run_process, start_failure
+from ikigai_core.process import KILL_SCOPE, ProcessResult, run_process, start_failure
 from ikigai_core.quickcheck import surely_valid
 from ikigai_core.strictjson import _json_type, loads_object, nonfinite_path
 
@@ -58,7 +58,8 @@ READY_TIMEOUT = 60.0
 call's own timeout starts anyway."""
 STOP_GRACE = 2.0
 """Seconds a runner whose call timed out (or was interrupted) gets to stop it."""
-_runner_calls: set[threading.Event] = set()  # the ``cancelled`` of every runner call under way
+_runner_calls: dict[threading.Event, object | None] = {}
+"""The ``cancelled`` of every runner call under way, with its kill scope (``KILL_SCOPE``)."""
 
 _MAX_LISTED_TOOLS = 20
 _MAX_RULE_CHARS = 300
@@ -175,11 +176,13 @@ def execute(
     return _classify(tool, result, settings)
 
 
-def cancel_runner_calls() -> None:
-    """Tell every runner call under way to stop now (Ctrl-C, SIGTERM): each runner stops
-    soon after its ``cancelled`` is set (an MCP server is sent ``notifications/cancelled``)."""
-    for cancelled in list(_runner_calls):
-        cancelled.set()
+def cancel_runner_calls(scope: object | None = None) -> None:
+    """Tell every runner call under way (with ``scope``, those made under that
+    ``KILL_SCOPE``) to stop now (Ctrl-C, SIGTERM): each runner stops soon after its
+    ``cancelled`` is set (an MCP server is sent ``notifications/cancelled``)."""
+    for cancelled, owner in list(_runner_calls.items()):
+        if scope is None or owner is scope:
+            cancelled.set()
 
 
 def _run_in_runner(tool: Tool, arguments: Mapping[str, Any], settings: Settings) -> ToolOutcome:
@@ -208,7 +211,7 @@ def _run_in_runner(tool: Tool, arguments: Mapping[str, Any], settings: Settings)
             calling.set()
 
     worker = threading.Thread(target=work, name=f"ikigai-runner-{tool.name}", daemon=True)
-    _runner_calls.add(cancelled)
+    _runner_calls[cancelled] = KILL_SCOPE.get()
     try:
         worker.start()
         calling.wait(READY_TIMEOUT)
@@ -217,7 +220,7 @@ def _run_in_runner(tool: Tool, arguments: Mapping[str, Any], settings: Settings)
         if not answer:  # timed out or interrupted: the runner gets a moment to stop the call
             cancelled.set()
             worker.join(STOP_GRACE)
-        _runner_calls.discard(cancelled)
+        _runner_calls.pop(cancelled, None)
     elapsed = time.monotonic() - started
     if cancelled.is_set():
         message = f"Tool '{tool.name}' timed out after {float(settings.tool_timeout)} s"

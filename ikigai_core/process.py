@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 KILL_GRACE = 2.0
@@ -24,8 +25,12 @@ KILL_GRACE = 2.0
 _READ_SIZE = 64 * 1024
 _POLL_INTERVAL = 0.05  # only without pidfd (not Linux): how often to check for exit
 _MAX_WAIT = 3600.0  # longest single wait: poll() cannot take a huge (or infinite) timeout
-_live_groups: set[int] = set()  # process groups of the children running now (terminate_all)
-_live_lock = threading.Lock()
+_live_groups: dict[int, object | None] = {}  # process group -> kill scope, of the children
+_live_lock = threading.Lock()                 # running now (terminate_all)
+KILL_SCOPE: ContextVar[object | None] = ContextVar("ikigai_kill_scope", default=None)
+"""The scope of the children :func:`run_process` starts in this context: a
+:func:`terminate_all` given that scope kills them, and no one else's (one sub-agent
+stopped leaves its siblings' tools running)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +97,7 @@ def run_process(
         run = _Run(proc, selector, max_stdout=max_stdout, max_stderr=max_stderr,
                    kill_grace=kill_grace)
         with _live_lock:
-            _live_groups.add(run.pgid)
+            _live_groups[run.pgid] = KILL_SCOPE.get()
         try:
             run.start(stdin or b"")
             run.pump(start, timeout)
@@ -102,7 +107,7 @@ def run_process(
             raise
         finally:
             with _live_lock:
-                _live_groups.discard(run.pgid)
+                _live_groups.pop(run.pgid, None)
             run.close()
     code = proc.returncode
     return ProcessResult(
@@ -174,23 +179,27 @@ def _interpreter(path: str) -> str | None:
     return os.fsdecode(words[0]) if words else None
 
 
-def terminate_all() -> None:
-    """SIGKILL the process group of every child :func:`run_process` is running right now.
+def terminate_all(scope: object | None = None) -> None:
+    """SIGKILL the process group of every child :func:`run_process` is running right now;
+    with ``scope``, of those started under that :data:`KILL_SCOPE` only.
 
     For Ctrl-C in the agent loop: the main thread kills the tools its workers wait on,
     and each worker's ``run_process`` then returns as for a killed child.
     """
     with _live_lock:
-        groups = list(_live_groups)
+        groups = [pgid for pgid, owner in _live_groups.items()
+                  if scope is None or owner is scope]
     for pgid in groups:
         _signal_group(pgid, signal.SIGKILL)
 
 
-def terminate_until(finished: Callable[[float], bool], poll: float = 0.05) -> None:
-    """Kill every running child until ``finished(poll)`` (which waits up to ``poll`` seconds
-    for the work to end) says the work is over: a worker may start a child late."""
+def terminate_until(finished: Callable[[float], bool], poll: float = 0.05,
+                    scope: object | None = None) -> None:
+    """Kill every running child (of ``scope``: :func:`terminate_all`) until
+    ``finished(poll)`` (which waits up to ``poll`` seconds for the work to end) says the
+    work is over: a worker may start a child late."""
     while True:
-        terminate_all()
+        terminate_all(scope)
         if finished(poll):
             return
 

@@ -21,7 +21,7 @@ from ikigai_core.attachments import within_limit
 from ikigai_core.conversation import ToolCall, ToolResult
 from ikigai_core.errors import IkigaiError
 from ikigai_core.grants import NO_GRANTS, Grants
-from ikigai_core.process import terminate_until
+from ikigai_core.process import KILL_SCOPE, terminate_until
 from ikigai_core.skills import LOAD_SKILL
 
 if TYPE_CHECKING:
@@ -113,13 +113,14 @@ class ToolCalls:
         """
         for call in calls:
             self.on_start(call)
+        scope = object()  # what this run starts, and no other agent's calls, is killed
         with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
-            futures = {pool.submit(self._timed, call, offered, conversation, prepare): call
-                       for call in calls}
+            futures = {pool.submit(self._timed, scope, call, offered, conversation, prepare):
+                       call for call in calls}
             try:
                 self._report_ends(futures)
             except BaseException:
-                _cancel(futures)
+                _cancel(futures, scope)
                 raise
         return tuple(future.result() for future in futures)
 
@@ -148,27 +149,32 @@ class ToolCalls:
                 self.on_end(futures[future], future.result().envelope)
             self.check_cancelled()
 
-    def _timed(self, call: ToolCall, offered: Mapping[str, Tool],
+    def _timed(self, scope: object, call: ToolCall, offered: Mapping[str, Tool],
                conversation: tuple[Message, ...] | None, prepare: Prepare | None) -> ToolResult:
         started = time.monotonic()
         unparsed = None if call.arguments is not None else (
             call.arguments_error or "not a JSON object")
-        done = self.call(offered, call.name, call.arguments, call_id=call.id, unparsed=unparsed,
-                         prepare=prepare, conversation=conversation)
+        token = KILL_SCOPE.set(scope)
+        try:
+            done = self.call(offered, call.name, call.arguments, call_id=call.id,
+                             unparsed=unparsed, prepare=prepare, conversation=conversation)
+        finally:
+            KILL_SCOPE.reset(token)
         return ToolResult(call, done.envelope, time.monotonic() - started,
                           within_limit(done.outcome.attachments))
 
 
-def _cancel(futures: Mapping[Future[Any], ToolCall]) -> None:
-    """Kill running tools, and cancel runner calls (an MCP call), until every worker has
-    returned (a tool may start late)."""
+def _cancel(futures: Mapping[Future[Any], ToolCall], scope: object) -> None:
+    """Kill the run's running tools, and cancel its runner calls (an MCP call), until
+    every worker has returned (a tool may start late); ``scope``: the run's
+    :data:`~ikigai_core.process.KILL_SCOPE`, other agents' calls go on."""
     from ikigai_core.execution import cancel_runner_calls
 
     for future in futures:
         future.cancel()
 
     def finished(poll: float) -> bool:
-        cancel_runner_calls()
+        cancel_runner_calls(scope)
         return not wait(futures, timeout=poll).not_done
 
-    terminate_until(finished)
+    terminate_until(finished, scope=scope)

@@ -147,6 +147,34 @@ def test_kill_mid_tool_cascades_and_leaves_no_process(model, tmp_path, approve_a
     sup.close()
 
 
+def test_killing_a_child_mid_tool_leaves_its_siblings_tool_running(model, tmp_path, approve_all):
+    started, gate = tmp_path / "started", tmp_path / "gate"
+    started.mkdir()
+
+    def held(name):  # runs until the test opens the gate
+        return [("bash", {"command": f"echo $$ > {started}/{name}; "
+                          f"while [ ! -e {gate} ]; do sleep 0.05; done; echo {name} ran"})]
+
+    m = model({"doomed": [held("doomed"), "never"], "sibling": [held("sibling"), "sibling done"]})
+    sup = _root(m, tmp_path)
+    doomed, sibling = sup.fork("doomed"), sup.fork("sibling")
+    deadline = time.monotonic() + TIMEOUT
+    while len([p for p in started.iterdir() if p.read_text().endswith("\n")]) < 2:
+        assert time.monotonic() < deadline, "the tools never started"
+        time.sleep(0.05)
+
+    sup.kill(doomed)
+    gate.touch()
+
+    assert wait_gone(int((started / "doomed").read_text()), timeout=10)
+    assert [(r.status, r.output) for r in sup.wait([sibling], TIMEOUT)] == [
+        ("done", "sibling done")]
+    [tool] = [msg for r in m.server.requests for msg in r.json["messages"]
+              if msg["role"] == "tool"]  # the sibling's: the doomed asked nothing more
+    assert '"tool_success": true' in tool["content"] and "sibling ran" in tool["content"]
+    sup.close()
+
+
 def test_send_gives_a_done_child_its_next_prompt_with_its_history(model, tmp_path):
     m = model({"first": ["one", "two"]})
     sup = _root(m, tmp_path)
