@@ -6,10 +6,11 @@ and otherwise plays its script (a tool call per turn, then an answer)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ikigai_core.compaction import SUMMARY_SYSTEM
+from ikigai_core.conversation import Usage
 from pytest_ikigai.fakeserver import FakeServer, RecordedRequest, Reply, json_reply
 from pytest_ikigai.replies import REPLIES, Call
 
@@ -33,13 +34,23 @@ INVALID_ARGUMENT naming the input token count)."""
 SUMMARY = "SUMMARY: the user asked for a long job; the tool ran many times, all fine."
 
 
-def usage_of(provider: str, tokens: int) -> dict[str, Any]:
-    """The body fields reporting ``tokens`` of input in ``provider``'s reply."""
+def usage_of(provider: str, usage: Usage) -> dict[str, Any]:
+    """The body fields reporting ``usage`` in ``provider``'s reply, the prompt cache's
+    reads and writes as the API reports them (Anthropic counts them apart from its
+    ``input_tokens``; OpenAI and Gemini count cache reads among the prompt's tokens)."""
+    read, written = usage.cache_read_tokens, usage.cache_write_tokens
     if provider == "openai":
-        return {"usage": {"prompt_tokens": tokens, "completion_tokens": 5}}
+        return {"usage": {"prompt_tokens": usage.input_tokens,
+                          "completion_tokens": usage.output_tokens,
+                          "prompt_tokens_details": {"cached_tokens": read}}}
     if provider == "anthropic":
-        return {"usage": {"input_tokens": tokens, "output_tokens": 5}}
-    return {"usageMetadata": {"promptTokenCount": tokens, "candidatesTokenCount": 5}}
+        return {"usage": {"input_tokens": usage.input_tokens - read - written,
+                          "output_tokens": usage.output_tokens,
+                          "cache_read_input_tokens": read,
+                          "cache_creation_input_tokens": written}}
+    return {"usageMetadata": {"promptTokenCount": usage.input_tokens,
+                              "candidatesTokenCount": usage.output_tokens,
+                              "cachedContentTokenCount": read}}
 
 
 class WindowModel:
@@ -49,12 +60,17 @@ class WindowModel:
     :param refuse_first: also refuse the first ``N`` requests of the script whatever
         their size (a provider whose count differs from ours).
     :param summary: what a summarising request is answered.
+    :param charge: the usage of each request answered, from its JSON body (a provider's
+        prompt cache: ``benchmarks/bench_cost.py``); default: its tokens as input, none
+        cached, 5 of output.
     """
 
     def __init__(self, provider: str, window: int,
                  script: Sequence[str | Sequence[tuple[str, dict[str, Any]]]],
-                 refuse_first: int = 0, summary: str = SUMMARY) -> None:
+                 refuse_first: int = 0, summary: str = SUMMARY,
+                 charge: Callable[[Any], Usage] | None = None) -> None:
         self.provider, self.window, self.summary = provider, window, summary
+        self.charge = charge
         self.script = list(script)
         self.refuse_first = refuse_first
         self.sizes: list[int] = []
@@ -82,9 +98,11 @@ class WindowModel:
             self.refused.append(tokens)
             return json_reply(TOO_LONG[self.provider](tokens, self.window), status=400)
         self.sizes.append(tokens)
+        usage = usage_of(self.provider, Usage(tokens, 5) if self.charge is None
+                         else self.charge(request.json))
         if self._summarising(request):
             self.summaries.append(request)
-            return json_reply({**replies.body(self.summary), **usage_of(self.provider, tokens)})
+            return json_reply({**replies.body(self.summary), **usage})
         turn = self.script[min(self.played, len(self.script) - 1)]
         self.played += 1
         if isinstance(turn, str):
@@ -93,7 +111,7 @@ class WindowModel:
             calls: list[Call] = [(f"call_{self.played}_{i}", name, arguments)
                                  for i, (name, arguments) in enumerate(turn)]
             body = replies.body("", calls)
-        return json_reply({**body, **usage_of(self.provider, tokens)})
+        return json_reply({**body, **usage})
 
     @staticmethod
     def _summarising(request: RecordedRequest) -> bool:
