@@ -12,10 +12,11 @@ bytes each of the JSON sent, in the order the API reads the prompt):
   prefix is written at each ``cache_control`` block of at least 1024 tokens (Sonnet's
   minimum), and read from the longest earlier-written prefix found at a mark or in the
   20 blocks before it; reads cost 0.1x, 5-minute writes 1.25x the input price.
-- OpenAI (platform.openai.com, "Prompt caching"; the chat wire): automatic for prompts of
-  1024 tokens or more; the longest prefix (in whole messages/tools here) shared with an
-  earlier request of the same ``prompt_cache_key`` is read, in 128-token steps; reads at
-  the model's cached-input price.
+- OpenAI (platform.openai.com, "Prompt caching"; Chat Completions and Responses):
+  automatic for prompts of 1024 tokens or more; the longest prefix (in whole tools,
+  instructions and messages or input items here) shared with an earlier request of the
+  same ``prompt_cache_key`` is read, in 128-token steps; reads at the model's
+  cached-input price.
 
 (Gemini is left out: its implicit caching has no documented rule to charge by.)
 
@@ -61,6 +62,9 @@ LOOKBACK = 20
 OUTPUT_TOKENS = 60
 """Output tokens each answer is charged for."""
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
+WIRES = {"anthropic": ("anthropic", None), "openai-chat": ("openai", "chat"),
+         "openai-responses": ("openai", "responses")}
+"""Each wire measured: its provider, and OpenAI's ``OPENAI_WIRE``."""
 KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
         "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
 CACHED_SHARE = {"anthropic": 0.90, "openai": 0.80}
@@ -140,7 +144,9 @@ class OpenAICache:
 
     def charge(self, body: dict[str, Any]) -> Usage:
         """The usage of one request, its cached prefix counted."""
-        parts = [*body.get("tools", ()), *body.get("messages", body.get("input", ()))]
+        parts = [*body.get("tools", ()), *([body["instructions"]] if "instructions" in body
+                                           else []),
+                 *body.get("messages", body.get("input", ()))]
         keys = [json.dumps(part, sort_keys=True) for part in parts]
         sizes = [tokens(part) for part in parts]
         total, best = sum(sizes), 0
@@ -192,8 +198,9 @@ class Row:
     cost: float
 
 
-def loop(provider: str, *, caching: bool, pruning: bool) -> Row:
-    """A ``TURNS``-turn loop of ``ikigai ask --json`` on ``provider``'s wire."""
+def loop(wire: str, *, caching: bool, pruning: bool) -> Row:
+    """A ``TURNS``-turn loop of ``ikigai ask --json`` on ``wire`` (of :data:`WIRES`)."""
+    provider, openai_wire = WIRES[wire]
     home = Path(tempfile.mkdtemp(prefix="ikigai-bench-"))
     (home / "tools").mkdir()
     tool = home / "tools" / "big-tool"
@@ -204,9 +211,10 @@ def loop(provider: str, *, caching: bool, pruning: bool) -> Row:
     (home / "config.json").write_text(json.dumps(settings))
     meter = Meter(provider, caching)
     model = WindowModel(provider, 10**9, [[("big", {})]] * TURNS + ["Done."],
-                        charge=meter.charge)
+                        charge=meter.charge, wire=openai_wire)
     key, base = KEYS[provider]
-    environ = {"IKIGAI_HOME": str(home), key: "sk-bench", base: model.url}
+    environ = {"IKIGAI_HOME": str(home), key: "sk-bench", base: model.url,
+               **({"OPENAI_WIRE": openai_wire} if openai_wire else {})}
     try:
         result = CliRunner().invoke(cli, [
             "ask", "--json", "--yes", "--no-stream", "--provider", provider, "--model",
@@ -232,12 +240,13 @@ def main() -> None:
           f"{WINDOW:,}-token window")
     print(f"{'wire / model':27} {'run':19} {'input sent':>11} {'cached':>9} {'written':>8} "
           f"{'output':>7} {'cost USD':>9} {'cost x':>7} {'tokens x':>8}  requests")
-    for provider, model in MODELS.items():
-        rows = {name: loop(provider, caching=c, pruning=p) for name, (c, p) in ROWS.items()}
+    for wire, (provider, _) in WIRES.items():
+        model = MODELS[provider]
+        rows = {name: loop(wire, caching=c, pruning=p) for name, (c, p) in ROWS.items()}
         base = rows["neither"]
         for name, row in rows.items():
             usage = row.usage
-            print(f"{provider + ' ' + model:27} {name:19} {usage.input_tokens:>11,} "
+            print(f"{wire + ' ' + model:27} {name:19} {usage.input_tokens:>11,} "
                   f"{usage.cache_read_tokens:>9,} {usage.cache_write_tokens:>8,} "
                   f"{usage.output_tokens:>7,} {row.cost:>9.4f} {row.cost / base.cost:>7.2f} "
                   f"{usage.input_tokens / base.usage.input_tokens:>8.2f}  {row.requests} "
@@ -249,9 +258,9 @@ def main() -> None:
               f"{CACHED_SHARE[provider]:.0%}); pruning sends {pruned:.2f} of the tokens "
               f"(target <= {TOKENS_TARGET})")
         if share < CACHED_SHARE[provider]:
-            missed.append(f"{provider} cached share")
+            missed.append(f"{wire} cached share")
         if pruned > TOKENS_TARGET:
-            missed.append(f"{provider} pruning")
+            missed.append(f"{wire} pruning")
     if missed:
         raise SystemExit(f"under target: {', '.join(missed)}")
 

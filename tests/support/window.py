@@ -13,6 +13,7 @@ from ikigai_core.compaction import SUMMARY_SYSTEM
 from ikigai_core.conversation import Usage
 from pytest_ikigai.fakeserver import FakeServer, RecordedRequest, Reply, json_reply
 from pytest_ikigai.replies import REPLIES, Call
+from pytest_ikigai.responses import RESPONSES
 
 TOO_LONG = {
     "openai": lambda used, window: {"error": {
@@ -34,11 +35,17 @@ INVALID_ARGUMENT naming the input token count)."""
 SUMMARY = "SUMMARY: the user asked for a long job; the tool ran many times, all fine."
 
 
-def usage_of(provider: str, usage: Usage) -> dict[str, Any]:
-    """The body fields reporting ``usage`` in ``provider``'s reply, the prompt cache's
-    reads and writes as the API reports them (Anthropic counts them apart from its
-    ``input_tokens``; OpenAI and Gemini count cache reads among the prompt's tokens)."""
+def usage_of(provider: str, usage: Usage, wire: str | None = None) -> dict[str, Any]:
+    """The body fields reporting ``usage`` in ``provider``'s reply (on OpenAI's ``wire``),
+    the prompt cache's reads and writes as the API reports them (Anthropic counts them
+    apart from its ``input_tokens``; OpenAI and Gemini count cache reads among the
+    prompt's tokens)."""
     read, written = usage.cache_read_tokens, usage.cache_write_tokens
+    if wire == "responses":
+        return {"usage": {"input_tokens": usage.input_tokens,
+                          "input_tokens_details": {"cached_tokens": read},
+                          "output_tokens": usage.output_tokens,
+                          "total_tokens": usage.input_tokens + usage.output_tokens}}
     if provider == "openai":
         return {"usage": {"prompt_tokens": usage.input_tokens,
                           "completion_tokens": usage.output_tokens,
@@ -63,14 +70,17 @@ class WindowModel:
     :param charge: the usage of each request answered, from its JSON body (a provider's
         prompt cache: ``benchmarks/bench_cost.py``); default: its tokens as input, none
         cached, 5 of output.
+    :param wire: for ``openai``, ``responses`` answers on the Responses wire (the client
+        sets ``OPENAI_WIRE=responses``); default: Chat Completions.
     """
 
     def __init__(self, provider: str, window: int,
                  script: Sequence[str | Sequence[tuple[str, dict[str, Any]]]],
                  refuse_first: int = 0, summary: str = SUMMARY,
-                 charge: Callable[[Any], Usage] | None = None) -> None:
+                 charge: Callable[[Any], Usage] | None = None, wire: str | None = None) -> None:
         self.provider, self.window, self.summary = provider, window, summary
-        self.charge = charge
+        self.charge, self.wire = charge, wire
+        self.replies = RESPONSES if wire == "responses" else REPLIES[provider]
         self.script = list(script)
         self.refuse_first = refuse_first
         self.sizes: list[int] = []
@@ -91,7 +101,7 @@ class WindowModel:
 
     def _answer(self, request: RecordedRequest) -> Reply:
         tokens = len(request.body) // 4
-        replies = REPLIES[self.provider]
+        replies = self.replies
         if tokens > self.window or (self.refuse_first and not self._summarising(request)):
             if tokens <= self.window:
                 self.refuse_first -= 1
@@ -99,7 +109,7 @@ class WindowModel:
             return json_reply(TOO_LONG[self.provider](tokens, self.window), status=400)
         self.sizes.append(tokens)
         usage = usage_of(self.provider, Usage(tokens, 5) if self.charge is None
-                         else self.charge(request.json))
+                         else self.charge(request.json), self.wire)
         if self._summarising(request):
             self.summaries.append(request)
             return json_reply({**replies.body(self.summary), **usage})
