@@ -208,8 +208,8 @@ def test_plain_a_childs_question_comes_up_at_the_waiting_prompt(model, isolated_
         chat.wait_for("/help for commands")
         prompt_waits(chat)
         chat.write(b"/fork make a\r")
-        chat.wait_for("Forked agent-1 (agent): running.")
-        chat.write(b"draft")  # typed at the prompt before the question comes
+        chat.wait_for(lambda text: text.rstrip().endswith("shows its answer.\n>"))
+        chat.write(b"draft")  # typed at the prompt (not ahead of it) before the question
         asked = chat.wait_for(lambda text: text.rstrip().endswith(ANSWERS))
         assert QUESTION.search(asked) and "\n> draft\n" in asked
         chat.write(b"y\r")  # answers the question, not the prompt

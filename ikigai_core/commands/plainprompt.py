@@ -106,14 +106,14 @@ class PlainPrompt:
         redisplay()
 
     def _run_waiting(self, *, live: bool) -> None:
-        if self.busy:
-            return
-        self.busy = True
-        try:
-            while self.waiting:
+        # The queue is looked at again once ``busy`` is cleared: a job whose signal came
+        # while a job ran (and so was left to this loop) is never stranded.
+        while self.waiting and not self.busy:
+            self.busy = True
+            try:
                 self.waiting.popleft()(live)
-        finally:
-            self.busy = False
+            finally:
+                self.busy = False
 
 
 def redisplay() -> None:
