@@ -335,6 +335,7 @@ def _ended_by(stopped: threading.Event) -> None:
     async def watch() -> None:
         while not stopped.is_set():
             await asyncio.sleep(TAKEN_BACK_POLL)
-        app.exit(exception=EOFError())
+        if not app.is_done:  # not answered in the same moment
+            app.exit(exception=EOFError())
 
     app.create_background_task(watch())
