@@ -87,11 +87,10 @@ class PlainPrompt:
         """Have the main thread do ``job`` at the prompt, at once (from another thread);
         ``False`` when no prompt waits (the caller does it itself, or later)."""
         main = threading.main_thread()
-        with self.guard:
-            if not self.reading or threading.current_thread() is main:
+        with self.guard:  # signalled while ``reading``: the handler is still ours
+            if not self.reading or threading.current_thread() is main or main.ident is None:
                 return False
             self.waiting.append(job)
-        if main.ident is not None:
             signal.pthread_kill(main.ident, GIVE_WAY)
         return True
 
