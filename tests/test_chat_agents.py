@@ -233,8 +233,9 @@ def test_plain_a_childs_question_comes_up_at_the_waiting_prompt(model, isolated_
     assert "the user declined the call" in str(declined["messages"][-1])
 
 
+@pytest.mark.parametrize("key", [b"\x03", b"\x04"], ids=["ctrl-c", "ctrl-d"])
 def test_plain_ctrl_c_at_a_childs_question_says_no_to_it_and_the_chat_goes_on(
-        model, isolated_home, tmp_path):
+        key, model, isolated_home, tmp_path):
     m = model({"make a": [[("bash", {"command": "touch a.txt"})], "gave up"],
                "hello": ["hi there"]})
     with plain_chat(m, isolated_home, tmp_path, NO_COLOR="1") as chat:  # plain, unasked
@@ -242,7 +243,7 @@ def test_plain_ctrl_c_at_a_childs_question_says_no_to_it_and_the_chat_goes_on(
         prompt_waits(chat)
         chat.write(b"/fork make a\r")
         chat.wait_for(QUESTION.search)
-        chat.write(b"\x03")
+        chat.write(key)  # answers the question; the chat is not left
         chat.wait_for("ikigai: agent agent (agent-1) done")
         chat.write(b"hello\r")
         chat.wait_for("hi there")
