@@ -311,7 +311,8 @@ def read_session(session_id: str, session: Mapping[str, Any],
 
 def _turn(row: Mapping[str, Any], earlier: set[int],
           calls: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    what = f"turn {row['seq']}"
+    seq = _need(row["seq"], _is_int, "a turn's seq")  # checked first: its name shows it
+    what = f"turn {seq}"
     turn = _columns(row, _TURN_COLUMNS, what)
     if turn["parent"] is not None and turn["parent"] not in earlier:
         raise _Bad(f"{what}'s parent {turn['parent']} is no earlier turn")
@@ -333,7 +334,8 @@ def _turn(row: Mapping[str, Any], earlier: set[int],
 
 
 def _recorded_call(row: Mapping[str, Any], turn: str) -> dict[str, Any]:
-    what = f"{turn}'s call {row['seq']}"
+    seq = _need(row["seq"], _is_int, f"{turn}'s call seq")  # checked first: its name shows it
+    what = f"{turn}'s call {seq}"
     call = _columns(row, _CALL_COLUMNS, what)
     call["arguments"] = _json(row["arguments"], f"{what}'s arguments")
     call["envelope"] = _need(_json(row["envelope"], f"{what}'s envelope"),

@@ -58,6 +58,8 @@ DAMAGES = {
     "text in cost": ("turns", "cost", "'cheap'"),
     "an unknown status": ("sessions", "status", "'asleep'"),
     "a negative fork_turn": ("sessions", "fork_turn", "-1"),
+    "a line break for a turn's number": ("turns", "seq", "char(10)"),
+    "a line break for a call's number": ("tool_calls", "seq", "'a' || char(10) || 'b'"),
 }
 
 
