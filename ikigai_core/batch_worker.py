@@ -100,7 +100,7 @@ def answer(session: Session, task: Task, allow: Sequence[str]) -> dict[str, Any]
     rules = (*(allow_rule(spec, "--allow") for spec in allow),
              *(allow_rule(spec, "allow") for spec in task.allow))
     spent: dict[str, Any] = {}
-    session.grants = Grants(False, rules)
+    session.grants = Grants(False, rules, yes_offered=False)
     try:
         reply = session.send(task.prompt)
     except BudgetExceeded as exc:

@@ -20,10 +20,14 @@ class Grants(Record):
     :param yes: every call that would ask is approved.
     :param allow: rules (:func:`ikigai_core.permissions.allow_rule`) approving the calls
         they match.
+    :param yes_offered: the command offers ``--yes``; ``ikigai batch`` does not (only
+        ``--allow`` and each task's ``allow`` approve its calls), so :meth:`advice` does
+        not name it there.
     """
 
     yes: bool = False
     allow: tuple[Rule, ...] = ()
+    yes_offered: bool = True
 
     def covering(self, name: str, arguments: Any) -> str | None:
         """Which grant approves this call, as said in the record, or ``None``."""
@@ -31,6 +35,13 @@ class Grants(Record):
             if rule.matches(name, arguments):
                 return f"--allow {rule.tool}" + "".join(f":{c}" for c in rule.when)
         return "--yes" if self.yes else None
+
+    def advice(self, tool: str) -> str:
+        """How to have a call of ``tool`` that nobody could approve run next time: what the
+        command offers, or a permission rule."""
+        offered = (f"--yes or --allow {tool}" if self.yes_offered
+                   else f"--allow {tool} or the task's \"allow\": [\"{tool}\"]")
+        return f"run again with {offered}, or add a rule: ikigai permissions allow {tool}"
 
     def mode(self) -> str:
         """``approve: yes`` (everything that would ask runs), or ``approve: ask`` with the

@@ -147,7 +147,10 @@ def test_tasks_run_on_workers_and_each_result_is_one_line(model, tmp_path):
     assert results["allowed"]["text"] == "ran: from the seed"
     assert results["allowed"]["tool_calls"] == [{"name": "bash", "ok": True}]
     assert results["denied"]["tool_calls"][0]["error_code"] == "TOOL_DENIED"
-    assert "bash was not run: it needs approval" in results["denied"]["notices"][0]
+    notice = results["denied"]["notices"][0]
+    assert "bash was not run: it needs approval" in notice
+    assert notice.endswith("; run again with --allow bash or the task's \"allow\": "
+                           "[\"bash\"], or add a rule: ikigai permissions allow bash")
     assert results["broken"]["status"] == "failed" and results["broken"]["session"] is None
     assert not (seed / "made").exists()  # the task worked on its own copy
     assert model.asked["hello 0"] == 1

@@ -132,10 +132,8 @@ def _ask(request: ToolCallRequest, by: str) -> tuple[str, str, str]:
     if grant is not None:
         return "allow", grant, ""
     if context.ask_user is None:
-        how = (f"run again with --yes or --allow {tool.name}, or add a rule: "
-               f"ikigai permissions allow {tool.name}")
         _tell(context, f"{tool.name} was not run: it needs approval ({by}) and nobody can be "
-                       f"asked; {how}")
+                       f"asked; {request.grants.advice(tool.name)}")
         return "deny", "nobody to ask", "it needs the user's approval and nobody can be asked"
     import json  # lazy: only a call to ask about shows its arguments
 
