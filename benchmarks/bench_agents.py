@@ -29,6 +29,7 @@ from typing import Any
 
 from ikigai_core import App, Session
 from ikigai_core.orchestration import Supervisor
+from ikigai_core.workers import IDLE
 from pytest_ikigai.fakeserver import FakeServer, RecordedRequest, Reply
 from pytest_ikigai.replies import REPLIES
 
@@ -158,6 +159,7 @@ def drift(model: Model, cwd: Path, cycles: int) -> None:
         del model.server.requests[:]  # the fake server's record of them is not ikigai's
         model.arrived.clear()
 
+    time.sleep(IDLE * 2)  # part 2's idle tool workers end first: they are not drift
     for i in range(50):
         cycle(i)
     fds, threads, rss = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.attachments import within_limit
@@ -102,7 +102,8 @@ class ToolCalls:
     def run(self, calls: Sequence[ToolCall], offered: Mapping[str, Tool],
             conversation: tuple[Message, ...] | None = None, *,
             prepare: Prepare | None = None) -> tuple[ToolResult, ...]:
-        """Run a model turn's ``calls`` concurrently, one worker thread each; their results
+        """Run a model turn's ``calls`` concurrently, one worker thread each
+        (:mod:`ikigai_core.workers`: reused, never capped); their results
         in call order. The plugins see ``conversation`` (the turn's messages, ending with
         the turn that made the calls; issue 24). Arguments the provider could not parse get
         ``INVALID_PARAMS`` without running anything.
@@ -111,17 +112,18 @@ class ToolCalls:
         every running tool's process group is killed and the workers are waited for
         before the exception propagates.
         """
+        from ikigai_core.workers import TOOL_WORKERS
+
         for call in calls:
             self.on_start(call)
         scope = object()  # what this run starts, and no other agent's calls, is killed
-        with ThreadPoolExecutor(len(calls), thread_name_prefix="ikigai-tool") as pool:
-            futures = {pool.submit(self._timed, scope, call, offered, conversation, prepare):
-                       call for call in calls}
-            try:
-                self._report_ends(futures)
-            except BaseException:
-                _cancel(futures, scope)
-                raise
+        futures = {TOOL_WORKERS.submit(self._timed, scope, call, offered, conversation,
+                                       prepare): call for call in calls}
+        try:
+            self._report_ends(futures)
+        except BaseException:
+            _cancel(futures, scope)
+            raise
         return tuple(future.result() for future in futures)
 
     def stop(self, reason: IkigaiError) -> None:
