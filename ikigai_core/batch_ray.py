@@ -38,7 +38,24 @@ def connect(address: str) -> Any:
         raise UsageError(f"cannot connect to the Ray cluster at {address}: "
                          f"{_first_line(exc)}; start one with `ray start --head`, or pass "
                          "its address") from None
+    _quiet_driver()
     return ray
+
+
+def _quiet_driver() -> None:
+    """Keep Ray's messages off stdout, which carries the batch's results line.
+
+    Ray's driver prints the cluster's error messages ("(raylet) The node ... has been marked
+    dead ...") on stdout from a thread of its own, whatever ``log_to_driver`` says, and has
+    no setting for it (Ray 2.60); this flag, which Ray's own debugger (``ray.util.rpdb``)
+    turns off, is the only switch. Nothing is lost: each death is in its task's result
+    line (``worker_deaths``). Guarded by tests/test_batch_ray.py: if Ray renames the flag,
+    its stdout check fails.
+    """
+    from ray._private import worker
+
+    if hasattr(worker, "_worker_logs_enabled"):
+        worker._worker_logs_enabled = False
 
 
 def _reachable(address: str) -> None:
