@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from ikigai_core.budget import Budget
 from ikigai_core.errors import ConfigError
 from ikigai_core.record import Record
+from ikigai_core.registry import ByName
 from ikigai_core.skills import INDEX_LINE_CHARS, SKILL_NAME_RE, parse_front_matter
 from ikigai_core.statefiles import check_private
 from ikigai_core.tools import TOOL_NAME_RE, SkippedTool
@@ -217,22 +218,8 @@ class AgentDirectory:
         return [same[0] for same in by_name.values() if len(same) == 1], skipped
 
 
-class AgentIndex(Mapping[str, AgentDefinition]):
+class AgentIndex(ByName[AgentDefinition, SkippedAgent]):
     """Every usable agent definition by name (sorted), plus the skipped ones."""
-
-    def __init__(self, agents: Sequence[AgentDefinition] = (),
-                 skipped: Sequence[SkippedAgent] = ()) -> None:
-        self._agents = {a.name: a for a in sorted(agents, key=lambda a: a.name)}
-        self.skipped = tuple(skipped)
-
-    def __getitem__(self, name: str) -> AgentDefinition:
-        return self._agents[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._agents)
-
-    def __len__(self) -> int:
-        return len(self._agents)
 
     def why_not(self, name: str) -> str:
         """One line saying why ``name`` is no usable agent, and what to do."""
@@ -245,7 +232,7 @@ class AgentIndex(Mapping[str, AgentDefinition]):
 
     def index(self) -> str | None:
         """The agents the model may fork by name, one bounded line each (``None``: none)."""
-        if not self._agents:
+        if not self:
             return None
         return "\n".join(agent.index_line() for agent in self.values())
 

@@ -4,29 +4,48 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ikigai_core.tools import SkippedTool, Tool
 
+if TYPE_CHECKING:
+    from typing import Protocol
 
-class Registry(Mapping[str, Tool]):
-    """An immutable, name-sorted mapping of tools, plus the tools that were skipped.
+    class _Named(Protocol):
+        @property
+        def name(self) -> str: ...
 
-    Built once per discovery and never changed afterwards, so any number of threads
-    may read it without a lock; ``ikigai refresh`` builds a new one.
+Item = TypeVar("Item", bound="_Named")
+Skipped = TypeVar("Skipped")
+
+
+class ByName(Mapping[str, Item], Generic[Item, Skipped]):
+    """An immutable mapping of items by their ``name``, sorted, plus those that were skipped
+    (and why): the tools' :class:`Registry`, the skills' and the agent definitions' indexes.
+
+    Built once and never changed afterwards, so any number of threads may read it without a
+    lock.
     """
 
-    def __init__(self, tools: Iterable[Tool] = (), skipped: Iterable[SkippedTool] = ()) -> None:
-        self._tools = MappingProxyType({t.name: t for t in sorted(tools, key=lambda t: t.name)})
-        self.skipped: tuple[SkippedTool, ...] = tuple(skipped)
+    def __init__(self, items: Iterable[Item] = (), skipped: Iterable[Skipped] = ()) -> None:
+        self._items = MappingProxyType({i.name: i for i in sorted(items, key=lambda i: i.name)})
+        self.skipped: tuple[Skipped, ...] = tuple(skipped)
 
-    def __getitem__(self, name: str) -> Tool:
-        return self._tools[name]
+    def __getitem__(self, name: str) -> Item:
+        return self._items[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._tools)
+        return iter(self._items)
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._items)
+
+
+class Registry(ByName[Tool, SkippedTool]):
+    """An immutable, name-sorted mapping of tools, plus the tools that were skipped.
+
+    Built once per discovery; ``ikigai refresh`` builds a new one.
+    """
 
     def why_missing(self, name: str) -> str | None:
         """Why tool ``name`` was found but not loaded (broken, untrusted), if it was."""
@@ -36,7 +55,7 @@ class Registry(Mapping[str, Tool]):
         return None
 
     def __repr__(self) -> str:
-        return f"Registry({list(self._tools)!r}, skipped={len(self.skipped)})"
+        return f"Registry({list(self)!r}, skipped={len(self.skipped)})"
 
 
 def merge(found: Sequence[tuple[int, Tool]], skipped: Iterable[SkippedTool] = ()) -> Registry:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ikigai_core.errors import ConfigError
 from ikigai_core.hookcall import collect, one_line
 from ikigai_core.record import Record
+from ikigai_core.registry import ByName
 from ikigai_core.statefiles import check_private, refuse_exposed
 from ikigai_core.tools import (
     TOOL_NAME_RE,
@@ -231,25 +232,12 @@ class SkillDirectory:
         return None
 
 
-class SkillIndex(Mapping[str, Skill]):
+class SkillIndex(ByName[Skill, SkippedSkill]):
     """Every usable skill by name (sorted), plus the skipped ones; built once, read-only."""
-
-    def __init__(self, skills: Sequence[Skill] = (), skipped: Sequence[SkippedSkill] = ()):
-        self._skills = {s.name: s for s in sorted(skills, key=lambda s: s.name)}
-        self.skipped = tuple(skipped)
-
-    def __getitem__(self, name: str) -> Skill:
-        return self._skills[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._skills)
-
-    def __len__(self) -> int:
-        return len(self._skills)
 
     def index(self) -> str | None:
         """The system prompt's section listing every skill, one bounded line each."""
-        if not self._skills:
+        if not self:
             return None
         lines = "\n".join(skill.index_line() for skill in self.values())
         return ("## Skills\n"

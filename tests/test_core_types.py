@@ -22,7 +22,7 @@ def test_registry_is_sorted_immutable_and_readable_from_threads():
     assert list(registry) == ["a", "b"] and len(registry) == 2
     assert registry.get("zz") is None and "Registry(['a', 'b'], skipped=1)" == repr(registry)
     with pytest.raises(TypeError):
-        registry._tools["x"] = tool("x")  # type: ignore[index]
+        registry._items["x"] = tool("x")  # type: ignore[index]
     seen = []
     threads = [threading.Thread(target=lambda: seen.append(list(registry))) for _ in range(8)]
     for t in threads:
