@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ikigai_core.tools import Tool
 
 
-__all__ = ["Agent", "Cancelled", "TurnLimitReached", "build_request"]
+__all__ = ["Agent", "Cancelled", "TurnLimitReached"]
 """``Cancelled`` lives in :mod:`ikigai_core.toolcalls`; importable from here too."""
 
 
@@ -52,27 +52,6 @@ class ContextKeeper(Protocol):
 
 class TurnLimitReached(IkigaiError):
     """The model still wanted to call tools when the turn limit was reached."""
-
-
-def build_request(
-    provider: Provider,
-    conversation: Conversation,
-    registry: Mapping[str, Tool] | None,
-    *,
-    model: str,
-    stream: bool,
-    toolset: Toolset | None = None,
-    reasoning: str | None = None,
-) -> dict[str, Any]:
-    """The body ``provider`` would POST next: the conversation and the tools ``toolset``
-    selects from the registry (default: every tool but the skills' own), asking for
-    ``reasoning`` when given.
-
-    No registry (discovery not run or failed) advertises no tools.
-    """
-    tools = (toolset or Toolset()).tools(registry or {})
-    body = provider.request_body(conversation, tools, model=model, stream=stream)
-    return body if reasoning is None else provider.with_reasoning(body, reasoning, model=model)
 
 
 @dataclass

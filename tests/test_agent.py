@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ikigai_core.agent import Agent, TurnLimitReached, build_request
+from ikigai_core.agent import Agent, TurnLimitReached
 from ikigai_core.app import App
 from ikigai_core.conversation import (
     AssistantMessage,
@@ -29,6 +29,7 @@ from ikigai_core.conversation import (
 from ikigai_core.providers import Provider, ProviderRequest
 from ikigai_core.record import Record
 from ikigai_core.sse import ServerSentEvent
+from ikigai_core.toolset import Toolset
 from tests.support.fakeserver import json_reply, sse_reply
 from tests.support.procs import wait_gone
 
@@ -221,13 +222,12 @@ def test_no_tools_registry_advertises_nothing(project, fake_server):
     fake_server.push(reply("plain answer"))
     assert project(registry={}).run(Conversation(), "hi").text == "plain answer"
     assert fake_server.requests[0].json["tools"] == []
-    body = build_request(ScriptedProvider(), Conversation(), None, model="m", stream=False)
-    assert body == {"tools": [], "messages": []}
 
 
 def test_request_advertises_every_registry_tool(project):
     registry = project().registry
-    body = build_request(ScriptedProvider(), Conversation(), registry, model="m", stream=True)
+    tools = Toolset().tools(registry)
+    body = ScriptedProvider().request_body(Conversation(), tools, model="m", stream=True)
     assert [tool["name"] for tool in body["tools"]] == list(registry) and "sleep" in registry
 
 

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from ikigai_core.agent import build_request
 from ikigai_core.cli import cli
 from ikigai_core.commands.output import dumps
 from ikigai_core.commands.sessions import transcript
@@ -181,8 +180,8 @@ def _show(store: SqliteStore) -> None:
 
 def _go_on(store: SqliteStore, provider) -> None:
     """What ``ask --continue`` sends ``provider``."""
-    build_request(provider, store.branch("s1", provider.name).conversation, {}, model="m",
-                  stream=True)
+    provider.request_body(store.branch("s1", provider.name).conversation, [], model="m",
+                          stream=True)
 
 
 def check_damage(data, template: Path, home: Path) -> None:
