@@ -51,6 +51,9 @@ class Record:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # dict operations in C, one check at the end: a warm start-up builds a few hundred
         values = object.__getattribute__(self, "__dict__")
+        if args and not kwargs and len(args) == len(self._record_fields):
+            values.update(zip(self._record_fields, args, strict=True))  # all by position
+            return
         values.update(self._record_defaults)
         if args:
             values.update(self._positional(args, kwargs))

@@ -57,26 +57,27 @@ def iter_lines(chunks: Iterable[bytes]) -> Iterator[str]:
         if not chunk:
             continue
         after_cr = chunk.endswith(b"\r")
-        start = 0
-        for end in _LINE_BREAK.finditer(chunk):
-            size += end.start() - start
-            if size > MAX_EVENT_BYTES:
+        *ended, rest = _LINE_BREAK.split(chunk)  # one C call a chunk, not one a line
+        for line in ended:
+            if pending:
+                pending.append(line)
+                line = b"".join(pending)
+                pending = []
+            if len(line) > MAX_EVENT_BYTES:
                 raise EventTooLarge
-            pending.append(chunk[start : end.start()])
-            yield _decode(pending, first)
-            pending, size, first, start = [], 0, False, end.end()
-        size += len(chunk) - start
+            text = line.decode("utf-8", errors="replace")
+            if first:
+                text, first = text.removeprefix("\ufeff"), False
+            yield text
+        size = (size if pending else 0) + len(rest)
         if size > MAX_EVENT_BYTES:
             raise EventTooLarge
-        pending.append(chunk[start:])
-    last = _decode(pending, first)
+        pending.append(rest)
+    last = b"".join(pending).decode("utf-8", errors="replace")
+    if first:
+        last = last.removeprefix("\ufeff")
     if last:
         yield last
-
-
-def _decode(pieces: list[bytes], first: bool) -> str:
-    text = b"".join(pieces).decode("utf-8", errors="replace")
-    return text.removeprefix("\ufeff") if first else text
 
 
 def iter_sse(lines: Iterable[str]) -> Iterator[ServerSentEvent]:

@@ -29,12 +29,18 @@ def _finite(text: str) -> float:
     return value
 
 
+_STRICT = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite)
+"""One decoder for :func:`loads`: ``json.loads`` with hooks builds a new one every call
+(a tenth of reading a streamed event)."""
+
+
 def loads(text: str | bytes) -> Any:
     """``json.loads``, with JSON nested too deeply for Python a ``ValueError`` like any other,
     and ``NaN``, ``Infinity`` and numbers too large for a float refused (RFC 8259 has no
     such numbers, and whoever prints the value back could not write them)."""
     try:
-        value = json.loads(text, parse_constant=_not_a_number, parse_float=_finite)
+        value = (_STRICT.decode(text) if isinstance(text, str)
+                 else json.loads(text, parse_constant=_not_a_number, parse_float=_finite))
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
     _reject_lone_surrogates(text, value, "JSON")
