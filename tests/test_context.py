@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -314,13 +315,18 @@ def test_a_compaction_covering_messages_after_it_is_damage_in_one_line(
     assert answered.stderr.count("\n") == 1
 
 
-def test_a_skill_the_model_loaded_stays_verbatim_when_its_turn_is_summarised(
-        monkeypatch, isolated_home, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    skills = isolated_home / "skills"
+def greeter_skill(home: Path) -> None:
+    """A user skill, ``greeter``, whose one instruction is easy to find in a request."""
+    skills = home / "skills"
     skills.mkdir()
     (skills / "greeter.md").write_text(
         "---\nname: greeter\ndescription: greets people\n---\nALWAYS SAY HELLO FIRST.\n")
+
+
+def test_a_skill_the_model_loaded_stays_verbatim_when_its_turn_is_summarised(
+        monkeypatch, isolated_home, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    greeter_skill(isolated_home)
     settings(isolated_home, compact_keep=1, context_window=100_000)
     model = WindowModel("openai", 100_000, [[("load_skill", {"name": "greeter"})], "Loaded.",
                                             "Hi.", "Hello again."])
@@ -333,9 +339,7 @@ def test_a_skill_the_model_loaded_stays_verbatim_when_its_turn_is_summarised(
     last = model.server.requests[-1].json["messages"]
     assert "ALWAYS SAY HELLO FIRST." in last[0]["content"]  # in the system prompt now
     assert not any(m.get("tool_calls") for m in last)  # the load_skill call was summarised
-    skills_row = next(line for line in shown.stdout.splitlines()
-                      if line.startswith("  skills"))
-    assert int(skills_row.split()[1].replace(",", "")) > 0
+    assert _skills_row(shown.stdout)[0] > 0
 
 
 def _skills_row(stdout: str) -> list[int]:
@@ -350,10 +354,7 @@ def test_a_skill_loaded_mid_chat_stays_verbatim_through_compact_uncompact_and_cl
     by ``/compact``, its text moves to the system prompt verbatim; ``/uncompact`` sends it
     where it was again; ``/clear`` forgets it. ``/context`` counts it as skills each time."""
     monkeypatch.chdir(tmp_path)
-    skills = isolated_home / "skills"
-    skills.mkdir()
-    (skills / "greeter.md").write_text(
-        "---\nname: greeter\ndescription: greets people\n---\nALWAYS SAY HELLO FIRST.\n")
+    greeter_skill(isolated_home)
     settings(isolated_home, compact_keep=1, context_window=100_000)
     model = WindowModel("openai", 100_000, ["one", "two", "three", "four", "five"])
     serve(monkeypatch, model)
