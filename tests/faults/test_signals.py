@@ -87,6 +87,7 @@ def test_signal_during_parallel_agent_calls_kills_every_group(
     assert_all_gone(groups)
 
 
+@pytest.mark.slow  # a whole pytest run of the Ctrl-C tests (~19 s): guards the suite, not ikigai
 def test_ctrl_c_tests_pass_when_pytest_starts_with_sigint_ignored():
     """``pytest &`` from a script starts pytest with SIGINT ignored, and every program it
     starts would inherit that: the Ctrl-C tests, in-process and through the CLI, must still
