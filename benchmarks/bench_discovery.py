@@ -198,7 +198,7 @@ def main() -> None:
         home = make_home(base)
         cwd = base / "work"
         cwd.mkdir()
-        # Bytecode on, as for users: PYTHONDONTWRITEBYTECODE, if the caller sets it, would make
+        # Bytecode on, as for users: PYTHONDONTWRITEBYTECODE, which tox sets, would make
         # every run recompile ikigai's editable sources while click and pluggy load from .pyc.
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("IKIGAI_") and k != "PYTHONDONTWRITEBYTECODE"}
