@@ -181,6 +181,22 @@ def test_a_project_allow_is_ignored_when_trusted_only(app, tmp_path, isolated_ho
     assert "project rule: deny bash" in call(app, "bash", {"command": "true"})["error"]
 
 
+def test_an_untrusted_projects_rule_file_is_never_read(app, tmp_path, isolated_home):
+    """Even a damaged file decides nothing until the project is trusted; then it denies
+    every call (fail closed) until it is fixed."""
+    from ikigai_core.trust import TrustStore
+
+    (tmp_path / ".ikigai").mkdir()
+    (tmp_path / ".ikigai" / "permissions.json").write_text('{"rules": [1]}')
+    answered(app, "y")
+    assert call(app, "bash", {"command": "true"})["tool_success"]
+    assert not app.notices
+    TrustStore(isolated_home).trust(tmp_path)
+    denied = call(app, "bash", {"command": "true"})
+    assert "the permission rules cannot be read" in denied["error"]
+    assert "permissions.json: rules[0]" in denied["error"]
+
+
 def test_unreadable_state_is_one_config_error(tmp_path):
     (tmp_path / "dir.json").mkdir()
     with pytest.raises(ConfigError, match="cannot read"):

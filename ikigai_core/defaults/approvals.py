@@ -108,14 +108,13 @@ def default_decision(name: str, source: str, schema: Any) -> str:
 def _rules(context: CallContext) -> list[Rule]:
     """The user's rules and, in a trusted project, its ``deny`` and ``ask`` rules."""
     from ikigai_core.permissions import RuleStore, read_rules
-    from ikigai_core.project import find_project
-    from ikigai_core.trust import TrustStore
+    from ikigai_core.trust import find_project_trust
 
     rules = RuleStore(context.home).rules()
-    project = find_project(context.cwd, ikigai_home=context.home)
-    if project is None or not TrustStore(context.home).is_trusted(project):
+    located = find_project_trust(context.cwd, context.home)
+    if located is None or located[1] is not None:  # untrusted: its file is never read
         return rules
-    path = project / ".ikigai" / "permissions.json"
+    path = located[0] / ".ikigai" / "permissions.json"
     for rule in read_rules(path, "project"):
         if rule.decision == "allow":
             _tell(context, f"{path}: a project cannot allow tools; ignored its rule "
