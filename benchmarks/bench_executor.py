@@ -43,7 +43,8 @@ def main(calls: int = 300) -> None:
         registry = {"small": tool}
         pm = get_plugin_manager(load_entry_points=False)
         settings = Settings()
-        context = CallContext(cwd=Path.cwd(), home=Path(tmp), environ={}, settings=settings)
+        context = CallContext(cwd=Path.cwd(), home=Path(tmp), environ={}, settings=settings,
+                              project=None)
         executor = ToolExecutor(pm, context, Notices())
         payload = json.dumps(ARGUMENTS).encode()
 

@@ -49,6 +49,7 @@ class App:
         self.served_sources: list[ToolSource] = []
         """Tool sources discovered only while something serves them (the agents API's
         ``agent_*`` tools)."""
+        self._project: tuple[Path, Path | None] | None = None
         self.stored_keys: dict[str, str] = {}
         """Where each provider's key that ``ikigai keys`` stored, now in :attr:`environ`,
         came from (``keyring`` or ``keys.json``): a rejected one is named as such."""
@@ -77,13 +78,17 @@ class App:
                 "the current directory no longer exists; cd to an existing directory"
             ) from None
 
-    @cached_property
+    @property
     def project(self) -> Path | None:
         """The project directory: the nearest ancestor of :attr:`cwd` (itself included)
-        holding ``.ikigai/``, below the user's home; ``None`` outside every project."""
-        from ikigai_core.project import find_project
+        holding ``.ikigai/`` or ``AGENTS.md``, below the user's home; ``None`` outside every
+        project. Found once for the :attr:`cwd` (a walk up the tree, a ``stat`` a level):
+        a marker a tool makes later moves no boundary (``CallContext.project``)."""
+        if self._project is None or self._project[0] != self.cwd:
+            from ikigai_core.project import find_project
 
-        return find_project(self.cwd, ikigai_home=self.home)
+            self._project = (self.cwd, find_project(self.cwd, ikigai_home=self.home))
+        return self._project[1]
 
     @cached_property
     def home(self) -> Path:
@@ -146,7 +151,8 @@ class App:
         from ikigai_core.lifecycle import CallContext
 
         return CallContext(cwd=self.cwd, home=self.home, environ=self.environ,
-                           settings=self.settings, ask_user=self.ask_user, notices=self.notices)
+                           settings=self.settings, project=self.project,
+                           ask_user=self.ask_user, notices=self.notices)
 
     @cached_property
     def executor(self) -> ToolExecutor:

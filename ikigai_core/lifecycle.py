@@ -33,6 +33,10 @@ class CallContext(Record):
     :param environ: the environment ikigai was started with (tools get a copy of it,
         after ``ikigai_tool_process``).
     :param settings: the invocation's settings.
+    :param project: the project ``cwd`` is in (:attr:`App.project
+        <ikigai_core.app.App.project>`, found once per invocation), ``None`` outside every
+        project; whether it is trusted is for each call to ask
+        (:func:`~ikigai_core.trust.project_trust`).
     :param ask_user: shows the user one question and returns the line they answered,
         or ``None`` when nobody can answer (no terminal, Ctrl-C). ``None`` itself when the
         front end cannot ask at all (``ask`` without a terminal, a library caller).
@@ -44,6 +48,7 @@ class CallContext(Record):
     home: Path
     environ: Mapping[str, str]
     settings: Settings
+    project: Path | None
     ask_user: Callable[[str], str | None] | None = None
     notices: Notices | None = None
 

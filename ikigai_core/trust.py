@@ -22,7 +22,12 @@ def untrusted_reason(project: Path) -> str:
 def find_project_trust(cwd: Path, home: Path) -> tuple[Path, str | None] | None:
     """The project ``cwd`` is in (:func:`~ikigai_core.project.find_project`) with the reason
     its files are not read (``None``: trusted); ``None`` outside every project."""
-    project = find_project(cwd, ikigai_home=home)
+    return project_trust(find_project(cwd, ikigai_home=home), home)
+
+
+def project_trust(project: Path | None, home: Path) -> tuple[Path, str | None] | None:
+    """:func:`find_project_trust` for a ``project`` found already (``None``: no project),
+    its trust read now: what a call checks as it starts (``CallContext.project``)."""
     if project is None:
         return None
     return project, None if TrustStore(home).is_trusted(project) else untrusted_reason(project)

@@ -90,9 +90,15 @@ def test_a_project_comes_with_the_reason_it_is_not_read_until_trusted(tmp_path):
     assert find_project_trust(proj, home) == (proj, None)
 
 
-def test_app_exposes_the_project(tree):
-    app = App(environ={"IKIGAI_HOME": str(tree / ".ikigai")}, cwd=tree / "proj" / "sub")
+def test_app_exposes_the_project_found_once_for_its_cwd(tree):
+    sub = tree / "proj" / "sub"
+    app = App(environ={"IKIGAI_HOME": str(tree / ".ikigai")}, cwd=sub)
     assert app.project == tree / "proj"
+    assert app.context.project == tree / "proj"  # what every call's plugins see
+    (sub / ".ikigai").mkdir()  # made later (by a tool): the invocation's project stays
+    assert app.project == tree / "proj"
+    app.cwd = sub / "deeper"  # another directory: found again
+    assert app.project == sub
 
 
 # -- Through the CLI, from a subdirectory --------------------------------------------------

@@ -64,7 +64,8 @@ RECORDS = [  # (a record, one change)
     (SkippedSkill(name="s", source="user", reason="broken"), {"kind": "untrusted"}),
 ]
 RECORDS.append((SkillScan(), {"skills": (RECORDS[5][0],)}))
-_CONTEXT = CallContext(cwd=Path("."), home=Path("h"), environ={}, settings=Settings())
+_CONTEXT = CallContext(cwd=Path("."), home=Path("h"), environ={}, settings=Settings(),
+                       project=None)
 _CALL = ToolCall("c1", "t", {})
 RECORDS += [
     (_CONTEXT, {"environ": {"A": "1"}}),

@@ -106,12 +106,13 @@ def default_decision(name: str, source: str, schema: Any) -> str:
 
 
 def _rules(context: CallContext) -> list[Rule]:
-    """The user's rules and, in a trusted project, its ``deny`` and ``ask`` rules."""
+    """The user's rules and, in a trusted project, its ``deny`` and ``ask`` rules: the
+    project found once per invocation, its trust and its file read as the call starts."""
     from ikigai_core.permissions import RuleStore, read_rules
-    from ikigai_core.trust import find_project_trust
+    from ikigai_core.trust import project_trust
 
     rules = RuleStore(context.home).rules()
-    located = find_project_trust(context.cwd, context.home)
+    located = project_trust(context.project, context.home)
     if located is None or located[1] is not None:  # untrusted: its file is never read
         return rules
     path = located[0] / ".ikigai" / "permissions.json"

@@ -13,14 +13,16 @@ from ikigai_core.config import Settings
 from ikigai_core.execution import ToolExecutor
 from ikigai_core.lifecycle import CallContext
 from ikigai_core.notices import Notices
+from ikigai_core.project import find_project
 from ikigai_core.tools import Tool
 
 
 def executor(pm: pluggy.PluginManager, *, settings: Settings, home: Path | None = None,
              notices: Notices | None = None) -> ToolExecutor:
     """An executor in the current directory and environment."""
-    context = CallContext(cwd=Path.cwd(), home=home or Path(os.environ.get("IKIGAI_HOME", ".")),
-                          environ=dict(os.environ), settings=settings)
+    home = home or Path(os.environ.get("IKIGAI_HOME", "."))
+    context = CallContext(cwd=Path.cwd(), home=home, environ=dict(os.environ), settings=settings,
+                          project=find_project(Path.cwd(), ikigai_home=home))
     return ToolExecutor(pm, context, Notices() if notices is None else notices)
 
 
