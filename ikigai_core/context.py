@@ -170,6 +170,14 @@ def loaded_skills(messages: Sequence[Message]) -> list[str]:
             if result.call.name == LOAD_SKILL and _loaded(result.envelope)]
 
 
+def skills_in(messages: Sequence[Message]) -> set[str]:
+    """The skills whose instructions ``messages`` carry: loaded by the model
+    (:func:`loaded_skills`) or by the user once the conversation had begun (a skill
+    message)."""
+    return {*loaded_skills(messages), *(m.skill for m in messages
+                                        if isinstance(m, UserMessage) and m.skill is not None)}
+
+
 def _loaded(envelope: Mapping[str, Any]) -> bool:
     result = envelope.get("result")
     return (bool(envelope.get("tool_success")) and isinstance(result, Mapping)

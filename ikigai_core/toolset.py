@@ -39,6 +39,9 @@ class Toolset:
     :param skills: the skills that may be loaded.
     :param loaded: the names of the skills loaded so far, in load order.
     :param origin: where the choice came from, for an error naming an unknown tool.
+    :param within: the most it may ever send, the tools of skills loaded included
+        (a forked child's: its ``tools`` limit, never wider than its parent's);
+        ``None``: no bound.
     """
 
     selected: frozenset[str] | None = None
@@ -46,6 +49,7 @@ class Toolset:
     skills: Mapping[str, Skill] = field(default_factory=dict)
     loaded: list[str] = field(default_factory=list)
     origin: str = "--tools"
+    within: frozenset[str] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
@@ -98,6 +102,8 @@ class Toolset:
         sources = {skill_tool_source(skill) for skill in loaded}
 
         def wanted(tool: Tool) -> bool:
+            if self.within is not None and tool.name not in self.within:
+                return False
             if tool.name in brought or tool.source in sources:
                 return True
             if self.selected is not None:

@@ -4,6 +4,7 @@ provider plugin against a local scripted model, real tools as subprocesses."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -13,6 +14,8 @@ from ikigai_core.errors import UsageError
 from ikigai_core.orchestration import Supervisor, parse_budget
 from tests.support.agents import AgentModel, scripted_models
 from tests.support.procs import pid_written, wait_gone
+from tests.test_cli_agent import advertised
+from tests.test_system_prompt import greeter
 
 TIMEOUT = 30
 
@@ -233,6 +236,45 @@ def test_history_all_gives_the_child_the_answered_exchanges(model, tmp_path):
     sent = m.server.requests[-1].json["messages"]
     assert [msg["content"] for msg in sent if msg["role"] != "system"] == [
         "earlier", "earlier answer", "now"]
+    sup.close()
+
+
+def _child_tools(sup: Supervisor, m: AgentModel, prompt: str, **fork) -> list[str]:
+    """The tools the child forked with ``fork`` sends in its request."""
+    child = sup.fork(prompt, **fork)
+    assert sup.wait([child], TIMEOUT)[0].status == "done"
+    return advertised("openai", m.server.requests[-1].json)
+
+
+def test_a_child_has_the_tools_of_the_skills_its_history_carries_within_its_limit(
+        model, tmp_path, isolated_home, make_tool):
+    """A skill the parent loaded comes to a child with its instructions (history), its
+    tools with it; the child's ``tools`` bound them, and never reach past the parent's."""
+    greeter(isolated_home, make_tool)  # a skill bringing `greet`, a tool of its own
+    loading = [[("load_skill", {"name": "greeter"})], "Loaded."]
+    m = model({"load the greeter": [*loading, *["child answer"] * 3], "fresh": ["ok"]})
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    sup = Supervisor(Session.open(app, "openai", tools="file_read,load_skill", log=False))
+    sup.root.live.send("load the greeter")
+    sends = ["file_read", "greet", "load_skill"]
+    assert advertised("openai", m.server.requests[-1].json) == sends
+
+    assert _child_tools(sup, m, "now", history="all") == sends
+    assert _child_tools(sup, m, "fresh") == ["file_read", "load_skill"]  # no skill, no tools
+    assert _child_tools(sup, m, "now", history="all", tools=["greet"]) == ["greet"]
+    assert _child_tools(sup, m, "now", history="all", tools=["file_read", "bash"]) == [
+        "file_read"]  # not greet: outside its limit; not bash: the parent cannot send it
+    sup.close()
+
+
+def test_a_skill_in_the_parents_system_prompt_brings_its_tools_to_a_child(
+        model, tmp_path, isolated_home, make_tool):
+    greeter(isolated_home, make_tool)
+    m = model({"fresh": ["ok"]})
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    session = Session.open(app, "openai", tools="file_read", skills=["greeter"], log=False)
+    sup = Supervisor(session)  # a child given its parent's system prompt has the skill's text
+    assert _child_tools(sup, m, "fresh") == ["file_read", "greet"]
     sup.close()
 
 

@@ -358,20 +358,24 @@ class Supervisor:
 
         mine = parent.live
         names = tools if tools is not None else (spec.tools if spec else None)
+        registry = mine.tools()  # discovered once, shared by the whole tree
+        messages = inherited(mine, history)
+        loaded = carried_skills(mine, messages, system=spec is None)
         if names is not None:
             if not all(isinstance(n, str) for n in names):
                 raise UsageError("fork tools must be a list of tool names")
-            toolset = Toolset(frozenset(names), skills=mine.toolset.skills, origin="fork tools")
+            limit = frozenset(names) & {tool.name for tool in mine.toolset.tools(registry)}
+            toolset = Toolset(limit, skills=mine.toolset.skills, loaded=loaded,
+                              origin="fork tools", within=limit)
         else:
             toolset = Toolset(mine.toolset.selected, mine.toolset.excluded,
-                              skills=mine.toolset.skills, loaded=list(mine.toolset.loaded))
-        registry = mine.tools()  # discovered once, shared by the whole tree
+                              skills=mine.toolset.skills, loaded=loaded)
         if parent.depth + 2 > self.max_depth and FORK_TOOL in registry:  # it could not fork
             toolset.excluded |= {FORK_TOOL}
             if toolset.selected is not None:
                 toolset.selected -= {FORK_TOOL}
         system = spec.prompt if spec else mine.conversation.system
-        conversation = Conversation(system=system, messages=inherited(mine, history))
+        conversation = Conversation(system=system, messages=messages)
         child = Session(mine.app, mine.provider, model or (spec.model if spec else None)
                         or mine.model, conversation=conversation, toolset=toolset,
                         events=ChildEvents(self, node_id), stream=mine.agent.stream,
@@ -679,6 +683,18 @@ def inherited(session: Session, history: str | int) -> list[Message]:
     return kept
 
 
+def carried_skills(session: Session, messages: Sequence[Message], *, system: bool) -> list[str]:
+    """The skills loaded in ``session`` whose instructions a child starting with
+    ``messages`` carries (and, with ``system``, with the session's system prompt: a skill
+    loaded but named by none of its messages is in that prompt), so their tools come
+    with them."""
+    from ikigai_core.context import skills_in
+
+    named, anywhere = skills_in(messages), skills_in(session.conversation.messages)
+    return [name for name in list(session.toolset.loaded)
+            if name in named or (system and name not in anywhere)]
+
+
 def last_answer(messages: Sequence[Message]) -> str:
     """The text of the last model turn among ``messages`` (``""``: none)."""
     return next((m.text for m in reversed(messages) if isinstance(m, AssistantMessage)), "")
@@ -697,5 +713,5 @@ def truncate(text: str, cap: int) -> tuple[str, dict[str, int] | None]:
 
 
 __all__ = ["FORK_TOOL", "JOIN_TIMEOUT", "WAIT_OUTPUT_CAP", "AgentEvent", "ChildEvents",
-           "Definition", "LabelledNotices", "Supervisor", "inherited", "last_answer",
-           "truncate"]
+           "Definition", "LabelledNotices", "Supervisor", "carried_skills", "inherited",
+           "last_answer", "truncate"]
