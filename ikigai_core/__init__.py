@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ikigai_core.app import App
     from ikigai_core.attachments import Attachment
     from ikigai_core.budget import Budget, BudgetExceeded
+    from ikigai_core.cancel import Cancelled
     from ikigai_core.config import Settings
     from ikigai_core.conversation import (
         AssistantMessage,
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from ikigai_core.skills import Skill, SkillDirectory, SkillScan, SkillSource, SkippedSkill
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
-    from ikigai_core.toolcalls import Cancelled
     from ikigai_core.tools import (
         SkippedTool,
         Tool,
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "App": "ikigai_core.app",
-    "Cancelled": "ikigai_core.toolcalls",
+    "Cancelled": "ikigai_core.cancel",
     **dict.fromkeys(("Session", "SessionEvents"), "ikigai_core.session"),
     "Settings": "ikigai_core.config",
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",

@@ -8,11 +8,11 @@ which runs each in its own worker thread; the results go back in call order (iss
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ikigai_core.cancel import Cancel, Cancelled
 from ikigai_core.conversation import (
     AssistantMessage,
     Conversation,
@@ -22,7 +22,7 @@ from ikigai_core.conversation import (
 )
 from ikigai_core.errors import ContextTooLong, IkigaiError
 from ikigai_core.providers import provider_environ
-from ikigai_core.toolcalls import Cancelled, ToolCalls
+from ikigai_core.toolcalls import ToolCalls
 from ikigai_core.toolset import Toolset
 from ikigai_core.transport import send_turn
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["Agent", "Cancelled", "TurnLimitReached"]
-"""``Cancelled`` lives in :mod:`ikigai_core.toolcalls`; importable from here too."""
+"""``Cancelled`` lives in :mod:`ikigai_core.cancel`; importable from here too."""
 
 
 class ContextKeeper(Protocol):
@@ -74,7 +74,7 @@ class Agent:
     :param calls: the tool boundary the model's calls go through (a session's; default: one
         on the app's executor, sharing ``toolset``). Once its ``cancelled`` event is set,
         :meth:`run` stops at the next piece of text, before the next request, or while
-        tools run (killing them), raising :class:`~ikigai_core.toolcalls.Cancelled` (or
+        tools run (killing them), raising :class:`~ikigai_core.cancel.Cancelled` (or
         what :meth:`stop` was given).
     :param meter: counts each answer against a budget, and is checked before each
         request and before an answer's tools run (``None``: no budget).
@@ -110,8 +110,9 @@ class Agent:
         return self.calls
 
     @property
-    def cancelled(self) -> threading.Event:
-        """Set it to stop :meth:`run` (:class:`~ikigai_core.toolcalls.Cancelled`)."""
+    def cancelled(self) -> Cancel:
+        """Set it to stop :meth:`run` (:class:`~ikigai_core.cancel.Cancelled`), its
+        request to the model at once."""
         return self.boundary.cancelled
 
     def stop(self, reason: IkigaiError) -> None:
@@ -181,7 +182,11 @@ class Agent:
             self.boundary.check_cancelled()
             if self.meter is not None:
                 self.meter.check()
-            reply = self._ask(conversation, tools)
+            try:
+                reply = self._ask(conversation, tools)
+            except Cancelled:  # hung up on mid-request: what it was stopped for (a budget)
+                self.boundary.check_cancelled()
+                raise
             turns += 1
             if not self.stream and reply.text:
                 self.on_text(reply.text)
@@ -216,6 +221,7 @@ class Agent:
                                              self.app.environ),
                     on_text=self._text if self.stream else None,
                     reasoning=self.reasoning, on_thinking=self.on_thinking,
+                    cancel=self.cancelled,
                 )
             except ContextTooLong:
                 if retried or self.context is None or not self.context.overflowed(

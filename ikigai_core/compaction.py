@@ -276,7 +276,7 @@ def summarise(agent: Agent, messages: Sequence[Message], earlier: str | None,
                            system=SUMMARY_SYSTEM)
     reply = send_turn(agent.provider, request, (), model=agent.model, stream=False,
                       environ=provider_environ(agent.provider, agent.app.settings.providers,
-                                               agent.app.environ))
+                                               agent.app.environ), cancel=agent.cancelled)
     if not reply.text.strip():
         raise IkigaiError("the model answered the compaction with no summary; the "
                           "conversation is left as it was")

@@ -613,8 +613,9 @@ class Session:
         return metered(self.meter, lambda: self.agent.stop(self.meter.exceeded("seconds")))
 
     def cancel(self) -> None:
-        """Stop the prompt in progress, from any thread: its tools are killed and
-        :meth:`send` raises :class:`~ikigai_core.toolcalls.Cancelled`."""
+        """Stop the prompt in progress, from any thread: its request to the model ends at
+        once (its connection closed), its tools are killed, and :meth:`send` raises
+        :class:`~ikigai_core.cancel.Cancelled`."""
         self.calls.cancelled.set()
         for hook in list(self.on_cancel):
             hook()

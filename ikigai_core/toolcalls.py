@@ -11,13 +11,14 @@ loop and ``ikigai mcp serve`` both run their calls through it (issue 23).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.attachments import within_limit
+from ikigai_core.cancel import Cancel
+from ikigai_core.cancel import Cancelled as Cancelled  # importable from here too
 from ikigai_core.conversation import ToolCall, ToolResult
 from ikigai_core.errors import IkigaiError
 from ikigai_core.grants import NO_GRANTS, Grants
@@ -39,10 +40,6 @@ Prepare = Callable[["Tool", Mapping[str, Any]], Mapping[str, Any]]
 """Undoes a provider's schema changes in a call's arguments (OpenAI's nulls)."""
 
 
-class Cancelled(IkigaiError):
-    """The prompt was cancelled (:meth:`ikigai_core.session.Session.cancel`)."""
-
-
 class ToolCalls:
     """Runs a session's tool calls, each only if its tool was offered.
 
@@ -52,7 +49,8 @@ class ToolCalls:
     :param on_start: called in call order before a turn's tools start.
     :param on_end: called as each tool finishes, with its envelope.
     :param cancelled: once set, :meth:`run` kills the running tools and raises
-        :class:`Cancelled` (or what :meth:`stop` was given).
+        :class:`Cancelled` (or what :meth:`stop` was given); a request to the model sent
+        with it ends at once too (:class:`~ikigai_core.cancel.Cancel`).
     :param grants: what the session approves without asking, as it is now: asked as each
         call starts (``ToolCallRequest.grants``); nothing by default.
     """
@@ -60,13 +58,13 @@ class ToolCalls:
     def __init__(self, app: App, toolset: Toolset, *,
                  on_start: Callable[[ToolCall], None] = lambda call: None,
                  on_end: Callable[[ToolCall, Mapping[str, Any]], None] = lambda call, env: None,
-                 cancelled: threading.Event | None = None,
+                 cancelled: Cancel | None = None,
                  grants: Callable[[], Grants] = lambda: NO_GRANTS) -> None:
         self.app = app
         self.toolset = toolset
         self.on_start = on_start
         self.on_end = on_end
-        self.cancelled = cancelled or threading.Event()
+        self.cancelled = cancelled or Cancel()
         self.grants = grants
         self._stopped_by: IkigaiError | None = None
         self.executor: ToolExecutor = app.executor

@@ -22,12 +22,15 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
+from ikigai_core.cancel import CURRENT, Cancel, Cancelled, cancellable
 from ikigai_core.conversation import AssistantMessage, TextDelta, ThinkingDelta
 from ikigai_core.errors import ContextTooLong, KeyRejected, ProviderError, UsageError
 from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
 from ikigai_core.wire import load_object
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
     from ikigai_core.conversation import Conversation
@@ -198,6 +201,7 @@ def send_turn(
     timeout: httpx.Timeout | float | None = None,
     reasoning: str | None = None,
     on_thinking: Callable[[str], None] | None = None,
+    cancel: Cancel | None = None,
 ) -> AssistantMessage:
     """Ask the model for its next turn and return it.
 
@@ -207,7 +211,8 @@ def send_turn(
     (:meth:`~ikigai_core.providers.Provider.with_reasoning`). 429, 529, 5xx and
     connections that fail before any response are retried up to ``max_retries`` times.
     ``timeout`` defaults to :func:`http_timeout`. Every failure is a :class:`ProviderError`
-    whose one-line message never holds the API key.
+    whose one-line message never holds the API key. Once ``cancel`` is set (from any
+    thread), the request ends at once, its connection closed, raising :class:`Cancelled`.
     """
     _import_httpx()
     import httpx
@@ -219,13 +224,26 @@ def send_turn(
         request = wire_request(provider, conversation, tools, model=model, stream=stream,
                                reasoning=reasoning, api_key=key or None, environ=environ)
         exchange = _Exchange(provider, request, model, limits, key_env, tools)
-        return exchange.run(stream, on_text, max_retries, on_thinking)
+        with _sent_with(cancel):
+            return exchange.run(stream, on_text, max_retries, on_thinking)
     except ProviderError as exc:
+        if cancel is not None and cancel.is_set():  # it broke off because it was hung up on
+            raise Cancelled("the prompt was cancelled") from None
         message = redact(str(exc), key)
         if message != str(exc):
             raise (ContextTooLong if isinstance(exc, ContextTooLong) else ProviderError)(
                 message) from None
         raise
+
+
+@contextmanager
+def _sent_with(cancel: Cancel | None) -> Iterator[None]:
+    """The requests this thread sends meanwhile are cut when ``cancel`` is set."""
+    token = CURRENT.set(cancel)
+    try:
+        yield
+    finally:
+        CURRENT.reset(token)
 
 
 class _Exchange:
@@ -286,7 +304,11 @@ class _Exchange:
             except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
                 raise self._unreachable(str(exc)) from exc
             attempt += 1
-            time.sleep(wait)
+            cancel = CURRENT.get()
+            if cancel is None:
+                time.sleep(wait)
+            elif cancel.wait(wait):
+                raise Cancelled("the prompt was cancelled")
 
     def _read(
         self, response: httpx.Response, stream: bool, on_text: Callable[[str], None] | None,
@@ -393,7 +415,8 @@ _CLIENTS: dict[tuple[str, bool], httpx.Client] = {}
 def _client(provider: str, url: str) -> httpx.Client:
     """The process's HTTP client for ``provider``, made on its first turn and kept.
 
-    Later turns reuse it and its open connections. A ``http://`` endpoint (a local server)
+    Later turns reuse it and its open connections; a :class:`Cancel` can cut its requests
+    (:func:`~ikigai_core.cancel.cancellable`). A ``http://`` endpoint (a local server)
     gets a client whose TLS context trusts nothing: it never speaks TLS, so loading every CA
     certificate into the default context would be work for nothing on every turn.
     """
@@ -402,11 +425,13 @@ def _client(provider: str, url: str) -> httpx.Client:
     plain = url.startswith("http://")
     client = _CLIENTS.get((provider, plain))
     if client is None:
-        transport = None
+        verify: ssl.SSLContext | bool = True
         if plain:
             import ssl
 
-            transport = httpx.HTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+            verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        transport = httpx.HTTPTransport(verify=verify)
+        cancellable(transport._pool)
         client = _CLIENTS[(provider, plain)] = httpx.Client(transport=transport)
     return client
 

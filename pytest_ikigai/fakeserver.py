@@ -12,14 +12,17 @@ pushes one reply per turn); ``check``, when set, may answer a request first (iki
 answer one whose tools the real API would refuse with that API's 400). A request with no
 reply left gets HTTP 500 with a body saying so. Replies can stream chunk by chunk (chunked
 encoding, one flush per chunk), wait, stall, or drop the connection, to exercise timeouts
-and broken streams.
+and broken streams. A client that hangs up while its reply waits or stalls is noticed at
+once: the reply ends there, and the request is in ``hung_up``.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -150,6 +153,9 @@ class FakeServer:
         self.check = check
         """What may answer a request before the scripted replies (``None``: nothing does)."""
         self.requests: list[RecordedRequest] = []
+        self.hung_up: list[RecordedRequest] = []
+        """The requests whose client closed the connection while their reply waited,
+        was delayed or stalled (a client cancelling, or giving up on a timeout)."""
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -196,9 +202,24 @@ class FakeServer:
         message = f"fake server: no scripted reply left for {request.method} {request.path}"
         return json_reply({"error": {"message": message}}, status=500)
 
-    def _sleep(self, seconds: float) -> None:
-        if seconds:
-            self._closing.wait(seconds)
+    def _hold(self, seconds: float, connection: socket.socket, request: RecordedRequest) -> bool:
+        """Send nothing for ``seconds`` (less once the server closes); ``False`` as soon as
+        the client hangs up (the request joins :attr:`hung_up`)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0 and not self._closing.is_set():
+            readable, _, _ = select.select([connection], [], [], min(left, 0.05))
+            if not readable:
+                continue
+            try:
+                hung_up = not connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                hung_up = True
+            if hung_up:
+                with self._lock:
+                    self.hung_up.append(request)
+                return False
+            self._closing.wait(left)  # the client sent more: nothing to watch for
+        return True
 
 
 def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
@@ -220,19 +241,22 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 parsed = None
             parts = urlsplit(self.path)
-            reply = server._take(RecordedRequest(
+            request = RecordedRequest(
                 self.command, parts.path, parse_qs(parts.query),
                 {k.lower(): v for k, v in self.headers.items()}, body, parsed,
-            ))
+            )
+            reply = server._take(request)
             self.close_connection = True
             try:
-                self._write(reply)
+                self._write(reply, request)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test): nothing left to do
 
-        def _write(self, reply: Reply) -> None:
-            server._sleep(reply.wait)
-            if reply.no_response:
+        def _write(self, reply: Reply, request: RecordedRequest) -> None:
+            def hold(seconds: float) -> bool:
+                return not seconds or server._hold(seconds, self.connection, request)
+
+            if not hold(reply.wait) or reply.no_response:
                 return
             self.send_response(reply.status)
             for name, value in reply.headers.items():
@@ -246,11 +270,11 @@ def _handler_for(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             for chunk in filter(None, reply.chunks):  # an empty chunk would end the body
-                server._sleep(reply.delay)
+                if not hold(reply.delay):
+                    return
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
-            server._sleep(reply.stall)
-            if not reply.drop:
+            if hold(reply.stall) and not reply.drop:
                 self.wfile.write(b"0\r\n\r\n")
 
     return Handler

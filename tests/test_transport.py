@@ -7,6 +7,7 @@ each real provider has its own wire tests under ikigai_providers/.
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta, timezone
@@ -447,3 +448,55 @@ def test_a_plain_http_endpoint_loads_no_certificates(fake_server, monkeypatch):
     fake_server.push(json_reply({"text": "hello"}))
     assert turn(fake_server.url).text == "hello"
     assert loaded == []
+
+
+# -- Cancel -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply", [
+    stall_reply(60),  # nothing sent: before the headers
+    sse_reply(["data: a\n\n"], stall=60),  # mid-stream
+], ids=["before-headers", "mid-stream"])
+def test_a_cancel_hangs_up_on_a_held_request_at_once(fake_server, reply):
+    from ikigai_core.cancel import Cancel, Cancelled
+
+    fake_server.push(reply)
+    cancel = Cancel()
+    timer = threading.Timer(0.3, cancel.set)
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(Cancelled, match="^the prompt was cancelled$"):
+        turn(fake_server.url, stream=True, cancel=cancel)
+    assert time.monotonic() - started < 3  # the server holds it for 60
+    assert len(fake_server.requests) == 1  # not retried
+    deadline = time.monotonic() + 3
+    while not fake_server.hung_up:
+        assert time.monotonic() < deadline, "the server never saw the connection close"
+        time.sleep(0.01)
+
+
+def test_a_cancel_ends_the_wait_before_a_retry(fake_server):
+    from ikigai_core.cancel import Cancel, Cancelled
+
+    fake_server.push(json_reply({"error": {"message": "busy"}}, status=503,
+                                headers={"retry-after": "60"}))
+    cancel = Cancel()
+    timer = threading.Timer(0.3, cancel.set)
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(Cancelled):
+        turn(fake_server.url, cancel=cancel)
+    assert time.monotonic() - started < 3
+    assert len(fake_server.requests) == 1
+
+
+def test_a_request_sent_after_its_cancel_is_refused_at_once(fake_server):
+    from ikigai_core.cancel import Cancel, Cancelled
+
+    fake_server.push(json_reply({"text": "never read"}))
+    cancel = Cancel()
+    cancel.set()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        turn(fake_server.url, cancel=cancel)
+    assert time.monotonic() - started < 3

@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import socketserver
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -186,6 +187,12 @@ def serving(session: Session, *,
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     block_on_close = False
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A caller that hung up (its tool killed mid-call: Ctrl-C, ``kill``) is no error
+        and prints nothing; anything else is reported as socketserver reports it."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class ApiServer:
