@@ -34,7 +34,6 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from ikigai_core.decision import CallDecision
-    from ikigai_core.discovery import DirectorySource
     from ikigai_core.errors import IkigaiError, KeyRejected, ProviderError
     from ikigai_core.grants import Grants
     from ikigai_core.lifecycle import (
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from ikigai_core.skills import Skill, SkillDirectory, SkillScan, SkillSource, SkippedSkill
     from ikigai_core.sse import ServerSentEvent
     from ikigai_core.statefiles import read_cache
+    from ikigai_core.tool_directory import DirectorySource
     from ikigai_core.tools import (
         SkippedTool,
         Tool,
@@ -74,7 +74,7 @@ _LAZY = {
     "Settings": "ikigai_core.config",
     **dict.fromkeys(("AssistantMessage", "Conversation", "TextDelta", "ToolCall", "ToolResult",
                      "ToolResultsMessage", "Usage", "UserMessage"), "ikigai_core.conversation"),
-    "DirectorySource": "ikigai_core.discovery",
+    "DirectorySource": "ikigai_core.tool_directory",
     **dict.fromkeys(("IkigaiError", "KeyRejected", "ProviderError"), "ikigai_core.errors"),
     "CallDecision": "ikigai_core.decision",
     "Grants": "ikigai_core.grants",

@@ -4,9 +4,8 @@ the registry."""
 from __future__ import annotations
 
 import os
-import stat
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -18,17 +17,16 @@ from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
 from ikigai_core.snapshot import Snapshot
+from ikigai_core.tool_directory import DirectorySource as DirectorySource  # its old home
 from ikigai_core.tool_schema import validate_schema
 from ikigai_core.tools import (
     TOOL_NAME_RE,
-    TOOL_SUFFIX,
     SkippedTool,
     Tool,
     ToolCandidate,
     ToolScan,
     ToolSource,
     source_problem,
-    tool_name_from_filename,
 )
 from ikigai_toolkit.install import processors
 
@@ -47,74 +45,6 @@ LAST_LINE_SHOWN = 200
 def invalid_name(name: str) -> str:
     """Why ``name`` cannot be a tool name (spec decision 3: what every provider accepts)."""
     return f"invalid tool name {name!r}: use 1-64 of A-Z a-z 0-9 _ -"
-
-
-class DirectorySource:
-    """Every executable ``*-tool`` file in one directory (spec decisions 1-3).
-
-    :param directory: the directory to scan; a missing one holds no tools.
-    :param name: the source name users see (``system``, ``user``, ``project``, ...).
-    :param precedence: higher wins on a name clash.
-    :param only: if given, only these file names are considered (the rest is not looked at).
-    """
-
-    def __init__(
-        self, directory: Path, *, name: str, precedence: int, only: Iterable[str] | None = None
-    ) -> None:
-        self.directory = Path(directory)
-        self.name = name
-        self.precedence = precedence
-        self.only = None if only is None else frozenset(only)
-
-    def __repr__(self) -> str:
-        return f"DirectorySource({str(self.directory)!r}, name={self.name!r})"
-
-    def scan(self) -> ToolScan:
-        """List the directory; never runs anything."""
-        try:
-            filenames = sorted(os.listdir(self.directory))
-        except (FileNotFoundError, NotADirectoryError):
-            if not self.directory.is_file():  # missing, or under a file: no tools here
-                return ToolScan()
-            reason = (f"{self.directory} is a file, not a directory; tools go in a directory "
-                      "of that name")
-            return ToolScan(skipped=[SkippedTool(self.directory.name, self.name, reason)])
-        except OSError as exc:
-            reason = f"cannot read tool directory {self.directory}: {exc.strerror}"
-            return ToolScan(skipped=[SkippedTool(self.directory.name, self.name, reason)])
-        if self.only is not None:
-            filenames = [f for f in filenames if f in self.only]
-        candidates: dict[str, ToolCandidate] = {}
-        skipped: list[SkippedTool] = []
-        for filename in filenames:
-            path = self.directory / filename
-            problem, kind = self._problem(filename, path)
-            name = tool_name_from_filename(filename) if filename.endswith(TOOL_SUFFIX) else filename
-            if problem is None and name in candidates:
-                problem = f"same tool name as {candidates[name].path}; rename one of them"
-            if problem is not None:
-                skipped.append(SkippedTool(name, self.name, problem, path, kind))
-            else:
-                candidates[name] = ToolCandidate(name, (str(path),), path)
-        return ToolScan(list(candidates.values()), skipped)
-
-    @staticmethod
-    def _problem(filename: str, path: Path) -> tuple[str | None, str]:
-        if not filename.endswith(TOOL_SUFFIX):
-            return "not a tool: the file name does not end in -tool", "ignored"
-        if filename.startswith("."):
-            return "hidden file", "ignored"
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            return "dangling symlink: its target does not exist", "invalid"
-        except OSError as exc:
-            return f"cannot stat: {exc.strerror}", "invalid"
-        if not stat.S_ISREG(st.st_mode):
-            return "not a regular file", "invalid"
-        if not os.access(path, os.X_OK):
-            return f"not executable; run chmod +x {path}", "invalid"
-        return None, ""
 
 
 class SchemaAnswer(NamedTuple):

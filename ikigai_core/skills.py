@@ -304,7 +304,7 @@ class LoadSkillSource:
 def skill_tool_sources(skills: Mapping[str, Skill]) -> list[ToolSource]:
     """The tool sources skills bring: ``load_skill``, and each skill's ``tools/`` folder
     (discovered and cached like any tool, advertised only once the skill is loaded)."""
-    from ikigai_core.discovery import DirectorySource
+    from ikigai_core.tool_directory import DirectorySource
 
     sources: list[ToolSource] = [LoadSkillSource(skills)]
     sources += [DirectorySource(skill.tools_dir, name=skill_tool_source(skill),

@@ -48,14 +48,23 @@ def refuse_exposed(path: Path, error: type[IkigaiError] = ConfigError) -> None:
         st = path.stat()
     except OSError:  # missing or unreachable: whoever reads it says so
         return
+    reason = exposure(path, st)
+    if reason is not None:
+        raise error(reason)
+
+
+def exposure(path: Path, st: os.stat_result) -> str | None:
+    """Why ssh's rule refuses ``path``, whose ``stat()`` is ``st`` (:func:`refuse_exposed`'s
+    one line), or ``None`` when it belongs to you (or root) and nobody else can write it."""
     if st.st_uid not in (os.geteuid(), 0):
-        raise error(f"{path} belongs to another user (uid {st.st_uid}); ikigai refuses it: "
-                    f"remove it, or `chown {os.geteuid()} {_quoted(path)}` if it is yours")
+        return (f"{path} belongs to another user (uid {st.st_uid}); ikigai refuses it: "
+                f"remove it, or `chown {os.geteuid()} {_quoted(path)}` if it is yours")
     if st.st_mode & 0o002 or (st.st_mode & 0o020 and not _own_group(st.st_gid)):
         fix = ("set IKIGAI_HOME to a folder of your own" if st.st_mode & 0o1000
                else f"`chmod go-w {_quoted(path)}`")
-        raise error(f"{path} is writable by other users (mode {st.st_mode & 0o7777:o}); "
-                    f"ikigai refuses it: {fix}")
+        return (f"{path} is writable by other users (mode {st.st_mode & 0o7777:o}); "
+                f"ikigai refuses it: {fix}")
+    return None
 
 
 def _own_group(gid: int) -> bool:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
-from ikigai_core.discovery import DirectorySource
+from ikigai_core.tool_directory import DirectorySource
 from ikigai_toolkit.install import IN_VENV, scripts_dir
 
 BUILTIN_SCRIPTS = (

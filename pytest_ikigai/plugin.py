@@ -50,7 +50,7 @@ def find_tool(app: App, name_or_path: str | os.PathLike[str]) -> Tool:
     :raises LookupError: no such tool, or the file is not a usable tool (with the reason).
     """
     from ikigai_core import hookimpl
-    from ikigai_core.discovery import DirectorySource
+    from ikigai_core.tool_directory import DirectorySource
 
     text = os.fspath(name_or_path)
     if os.sep in text or isinstance(name_or_path, os.PathLike):

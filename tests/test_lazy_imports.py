@@ -50,14 +50,14 @@ def test_warm_tool_list_stays_light_with_a_plugin_giving_schemas(tools_home, tmp
 def test_warm_start_up_defines_no_dataclass_and_imports_no_json_nor_shutil(tools_home, tmp_path):
     """Every plugin installed, a warm `tool list` and `--help` import neither `json` (the
     caches are read by the C scanner) nor `dataclasses` (the records they build are
-    `Record`s): 5 M and 4 M instructions (issue 14); `tool list` not `shutil` either (`--help`
-    does: click asks it for the terminal's width, issue 23)."""
+    `Record`s): 5 M and 4 M instructions (issue 14); nor `shutil` (7 M: `--help` measures
+    the terminal itself, `cli.terminal_columns`)."""
     watched = ["json", "shutil", "dataclasses"]
     heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path))
     assert heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path),
                          watched=watched) == []
     assert heavy_imports(["--help"], env=os.environ, cwd=str(tmp_path),
-                         watched=["json", "dataclasses"]) == []
+                         watched=watched) == []
 
 
 def test_without_mcp_json_the_mcp_plugin_imports_nothing(tools_home, tmp_path):
@@ -131,6 +131,20 @@ def test_help_fits_the_terminal_it_is_shown_on(isolated_home, tmp_path, columns,
         os.close(leader)
     assert "Commands:" in shown
     assert max(map(len, shown.splitlines())) in range(widest - 8, widest + 1), shown
+
+
+@pytest.mark.parametrize("columns", ["100", "0", "-3", "wide", None])
+def test_help_measures_the_terminal_as_shutil_does(monkeypatch, columns):
+    """`ikigai --help` asks the width as `shutil` would, without importing it."""
+    import shutil
+
+    from ikigai_core.cli import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
 
 
 def test_batch_on_local_workers_never_imports_ray(isolated_home, tmp_path):

@@ -8,13 +8,14 @@ is the nearest ancestor of the working directory holding ``.ikigai/`` or ``AGENT
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
-from ikigai_core.discovery import DirectorySource
 from ikigai_core.errors import ConfigError
 from ikigai_core.project import find_project
-from ikigai_core.statefiles import check_private
+from ikigai_core.statefiles import exposure, refuse_exposed
+from ikigai_core.tool_directory import DirectorySource
 from ikigai_core.trust import TrustStore, untrusted_reason
 
 USER_PRECEDENCE = 10
@@ -26,17 +27,19 @@ class PrivateSource(DirectorySource):
     there or changed (ssh's rule for the folder and the file) is skipped, never run."""
 
     def scan(self) -> ToolScan:
-        """The directory's tools, less those others could have written (issue 21)."""
+        """The directory's tools, less those others could have written (issue 21): the
+        folder is checked once, each file with the ``stat()`` the scan took anyway."""
         scan = super().scan()
-        kept, refused = [], []
-        for candidate in scan.candidates:
-            try:
-                check_private(Path(candidate.command[0]))
-            except ConfigError as exc:
-                refused.append(SkippedTool(candidate.name, self.name, str(exc), candidate.path))
-            else:
-                kept.append(candidate)
-        return ToolScan(kept, [*scan.skipped, *refused]) if refused else scan
+        try:
+            refuse_exposed(self.directory)
+        except ConfigError as exc:
+            refused = [SkippedTool(c.name, self.name, str(exc), c.path) for c in scan.candidates]
+            return ToolScan((), [*scan.skipped, *refused])
+        return scan
+
+    def refused(self, path: Path, st: os.stat_result) -> str | None:
+        """Why others could have written the tool file ``path``, if they could."""
+        return exposure(path, st)
 
 
 class ProjectSource(PrivateSource):
