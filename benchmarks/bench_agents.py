@@ -4,7 +4,11 @@ Run on demand: ``python benchmarks/bench_agents.py [CYCLES]``. Against a local f
 server (pytest-ikigai's), so the figures are ikigai's, not a network's:
 
 1. fork -> the child's first provider request (target <= 150 ms), next to the baseline of
-   a session's own ``send`` -> its request, measured in the same run;
+   a session's own ``send`` -> its request, measured in the same run: warm (in this
+   process, after the first), and cold: the first ``/fork`` of a fresh ``ikigai chat``
+   (idle at its prompt for a second, as while its user types), next to a fresh chat's
+   first message -> its request, on a used home and on a new one (no tool schema cached:
+   both wait for the chat's discovery);
 2. 16 children at once, each making three model turns (a 20 ms reply each) and a real
    ``glob`` tool call between them: the longest stall of a 10 ms ticker standing for the
    parent's event handling (target <= 50 ms), next to the same ticker with no children,
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -85,6 +90,47 @@ def fork_latency(model: Model, cwd: Path, rounds: int = 30) -> None:
     print(f"fork -> first request: median {f * 1000:.1f} ms, max {max(forked) * 1000:.1f} ms "
           f"(target <= 150 ms); baseline send -> request {d * 1000:.1f} ms; "
           f"ratio {f / d:.2f}x")
+
+
+def cold_fork(model: Model, cwd: Path, rounds: int = 5, idle: float = 1.0) -> None:
+    ikigai = str(Path(sys.executable).with_name("ikigai"))
+
+    def first(line: str, prompt: str, home: str) -> float:
+        """Seconds from ``line`` typed into a fresh chat on ``home``, idle at its prompt
+        for ``idle`` s, to the model receiving ``prompt``."""
+        environ = {**os.environ, "IKIGAI_HOME": home, "OPENAI_API_KEY": "sk-bench",
+                   "OPENAI_BASE_URL": model.server.url, "IKIGAI_PROVIDER": "openai"}
+        chat = subprocess.Popen([ikigai, "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=environ, cwd=cwd, text=True)
+        assert chat.stdin is not None and chat.stdout is not None
+        chat.stdin.write("/agents\n")
+        chat.stdin.flush()
+        chat.stdout.readline()  # its answer: the chat reads its input
+        time.sleep(idle)
+        started = time.perf_counter()
+        chat.stdin.write(line + "\n")
+        chat.stdin.flush()
+        deadline = started + 60
+        while prompt not in model.arrived:
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"benchmark stopped: {prompt!r} never reached the model")
+            time.sleep(0.001)
+        chat.communicate(timeout=60)
+        return model.arrived[prompt] - started
+
+    def compare(what: str, home: Any) -> None:
+        forked = [first(f"/fork {what} {i}", f"{what} {i}", home()) for i in range(rounds)]
+        direct = [first(f"{what} first {i}", f"{what} first {i}", home()) for i in range(rounds)]
+        f, d = statistics.median(forked), statistics.median(direct)
+        print(f"cold, {what}: a fresh chat's first /fork -> request: median {f * 1000:.1f} ms, "
+              f"max {max(forked) * 1000:.1f} ms (target <= 150 ms); baseline its first "
+              f"message -> request {d * 1000:.1f} ms; ratio {f / d:.2f}x ({rounds} chats each)")
+
+    used = os.environ["IKIGAI_HOME"]
+    first("/fork a first chat", "a first chat", used)  # as after any earlier chat
+    compare("a used home", lambda: used)
+    with tempfile.TemporaryDirectory() as homes:  # the first chat ever: no schema cached
+        compare("a new home", lambda: tempfile.mkdtemp(dir=homes))
 
 
 def stalls(model: Model, cwd: Path, rounds: int, children: int = 16) -> None:
@@ -186,6 +232,7 @@ def main() -> None:
         model = Model()
         try:
             fork_latency(model, cwd)
+            cold_fork(model, cwd)
             stalls(model, cwd, rounds)
             drift(model, cwd, cycles)
         finally:

@@ -612,6 +612,15 @@ class Session:
 
         return metered(self.meter, lambda: self.agent.stop(self.meter.exceeded("seconds")))
 
+    def warm(self) -> threading.Thread:
+        """Make ready, on a thread of its own (returned, started), what the first request
+        needs: httpx and the provider's client (``ikigai chat`` does as it starts, so its
+        first message or sub-agent does not wait for them)."""
+        from ikigai_core.transport import warm
+
+        return warm(self.provider, provider_environ(self.provider, self.app.settings.providers,
+                                                    self.app.environ))
+
     def cancel(self) -> None:
         """Stop the prompt in progress, from any thread: its request to the model ends at
         once (its connection closed), its tools are killed, and :meth:`send` raises

@@ -14,6 +14,7 @@ import os
 import random
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,7 +27,7 @@ from ikigai_core.cancel import CURRENT, Cancel, Cancelled, cancellable
 from ikigai_core.conversation import AssistantMessage, TextDelta, ThinkingDelta
 from ikigai_core.errors import ContextTooLong, KeyRejected, ProviderError, UsageError
 from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
-from ikigai_core.wire import load_object
+from ikigai_core.wire import base_url, load_object
 
 if TYPE_CHECKING:
     import ssl
@@ -96,15 +97,38 @@ def redact(text: str, secret: str) -> str:
     return re.sub(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9])", REDACTED, text)
 
 
+_IMPORTING = threading.Lock()
+"""Held while :func:`_import_httpx` imports (a :func:`warm` thread may do it meanwhile)."""
+
+
 def _import_httpx() -> None:
     """Import httpx without its command line (:data:`HTTPX_CLI`); the ``None`` is gone from
     ``sys.modules`` afterwards, so nothing else in the process sees it."""
-    if "httpx" not in sys.modules and HTTPX_CLI not in sys.modules:
-        sys.modules[HTTPX_CLI] = None  # type: ignore[assignment]  # None: "not importable"
-        try:
-            import httpx  # noqa: F401
-        finally:
-            del sys.modules[HTTPX_CLI]
+    if "httpx" in sys.modules:
+        return
+    with _IMPORTING:
+        if "httpx" not in sys.modules and HTTPX_CLI not in sys.modules:
+            sys.modules[HTTPX_CLI] = None  # type: ignore[assignment]  # None: "not importable"
+            try:
+                import httpx  # noqa: F401
+            finally:
+                del sys.modules[HTTPX_CLI]
+
+
+def warm(provider: Provider, environ: Mapping[str, str]) -> threading.Thread:
+    """Import httpx and make ``provider``'s HTTP client on a thread of their own, now
+    started, and return it: the first request (the chat's, or its first sub-agent's) then
+    goes out without paying for them (~100 ms; more on a loaded machine). ``environ``
+    names the base URL, as for a request."""
+    url = base_url(environ, provider.base_url_env, provider.default_base_url)
+
+    def make() -> None:
+        _import_httpx()
+        _client(provider.name, url)
+
+    thread = threading.Thread(target=make, name="ikigai-warm")
+    thread.start()
+    return thread
 
 
 def http_timeout(environ: Mapping[str, str]) -> httpx.Timeout:
@@ -410,6 +434,7 @@ def name_tools(message: str, provider: Provider, tools: Sequence[Tool]) -> str:
 
 
 _CLIENTS: dict[tuple[str, bool], httpx.Client] = {}
+_MAKING = threading.Lock()
 
 
 def _client(provider: str, url: str) -> httpx.Client:
@@ -424,16 +449,20 @@ def _client(provider: str, url: str) -> httpx.Client:
 
     plain = url.startswith("http://")
     client = _CLIENTS.get((provider, plain))
-    if client is None:
-        verify: ssl.SSLContext | bool = True
-        if plain:
-            import ssl
+    if client is not None:
+        return client
+    with _MAKING:  # one client, also when a warm() thread makes it meanwhile
+        client = _CLIENTS.get((provider, plain))
+        if client is None:
+            verify: ssl.SSLContext | bool = True
+            if plain:
+                import ssl
 
-            verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        transport = httpx.HTTPTransport(verify=verify)
-        cancellable(transport._pool)
-        client = _CLIENTS[(provider, plain)] = httpx.Client(transport=transport)
-    return client
+                verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            transport = httpx.HTTPTransport(verify=verify)
+            cancellable(transport._pool)
+            client = _CLIENTS[(provider, plain)] = httpx.Client(transport=transport)
+        return client
 
 
 def _is_json(response: httpx.Response) -> bool:

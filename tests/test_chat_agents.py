@@ -297,3 +297,39 @@ def test_a_piped_chat_asks_nobody_its_rules_decide_and_a_denial_names_the_child(
     assert re.search(r"^ikigai: agent agent \(agent-\d\): bash was not run: it needs approval",
                      done.stderr, re.M), done.stderr
     assert "Allow bash" not in done.stderr  # nobody was asked
+
+
+def test_a_first_fork_waits_for_the_chats_discovery_instead_of_running_another(
+        model, isolated_home, tmp_path, make_shell_tool):
+    """A ``/fork`` typed while the chat still discovers its tools (a new home: nothing
+    cached) shares that discovery: each tool's ``--schema`` runs once, not once more for
+    the child (a first fork took seconds so on a loaded machine)."""
+    import subprocess
+
+    asked = tmp_path / "asked"
+    make_shell_tool(isolated_home / "tools", "slow-tool", f"""
+        if [ "$1" = --schema ]; then
+          echo x >> {asked}
+          sleep 0.5
+          echo '{{"name": "slow", "description": "Slow to describe.", "parameters": {{"type": "object"}}}}'
+          exit 0
+        fi
+        echo '{{}}'
+    """)
+    import time
+
+    m = model({"kid": ["kid answer"]})
+    chat = subprocess.Popen([IKIGAI, "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, **m.environ, "IKIGAI_HOME": str(isolated_home)})
+    chat.stdin.write("/fork kid\n")
+    chat.stdin.flush()
+    deadline = time.monotonic() + 30
+    while "kid" not in m.seen and chat.poll() is None:
+        assert time.monotonic() < deadline, "the child never asked the model"
+        time.sleep(0.05)
+    out, err = chat.communicate("", timeout=30)
+    assert "Forked agent-1 (agent): running." in out, err
+    assert m.first_prompts() == ["kid"]
+    assert "slow" in [tool["function"]["name"] for tool in m.server.requests[0].json["tools"]], err
+    assert asked.read_text() == "x\n"

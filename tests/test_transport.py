@@ -438,6 +438,26 @@ def test_turns_share_one_client_per_provider(fake_server, monkeypatch):
     assert len(made) == 1
 
 
+def test_warm_makes_the_client_the_first_turn_uses(fake_server, monkeypatch):
+    made = []
+    real = httpx.Client
+
+    def counting(*args, **kwargs):
+        made.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transport, "_CLIENTS", {})
+    monkeypatch.setattr(httpx, "Client", counting)
+    environ = {"TOY_API_KEY": KEY, "TOY_BASE_URL": fake_server.url}
+    warming = [transport.warm(ToyProvider(), environ) for _ in range(3)]  # at once
+    for thread in warming:
+        thread.join(10)
+    assert len(made) == 1 and list(transport._CLIENTS) == [("toy", True)]
+    fake_server.push(json_reply({"text": "hello"}))
+    assert turn(fake_server.url).text == "hello"
+    assert len(made) == 1  # the first turn used the warm client
+
+
 def test_a_plain_http_endpoint_loads_no_certificates(fake_server, monkeypatch):
     import ssl
 

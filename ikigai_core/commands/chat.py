@@ -209,6 +209,8 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         discovery = session.discovery
         discovery.start()  # after the prompt's imports (not sharing the GIL with them); the
         # prompt comes up now and a submit waits for the tools
+        root.warm()  # httpx and the provider's client, meanwhile: a first /fork or message
+        # goes out at once
         try:
             for line in front.lines():
                 if not handle(session, line.strip()):

@@ -40,6 +40,7 @@ def fork(chat: ChatSession, argument: str) -> None:
     if not argument.strip() or agent == "":
         raise UsageError("/fork needs a prompt: /fork [--agent NAME] PROMPT")
     supervisor = supervisor_of(chat)
+    chat.tools()  # the chat's discovery, not a second one: the child shares its tools
     agent_id = supervisor.fork(argument, agent=agent)
     status = next((a.status for a in supervisor.list() if a.id == agent_id), "?")
     click.echo(printable(f"Forked {agent_id} ({agent or 'agent'}): {status}. "
