@@ -97,6 +97,15 @@ def test_help_imports_no_command_module(isolated_home, tmp_path):
     assert "Commands:" in ran.stdout
 
 
+def test_help_imports_none_of_what_the_default_plugins_hooks_use(isolated_home, tmp_path):
+    """`ikigai --help` registers every plugin for the commands they add, but the default
+    plugins import discovery, the trust store, the project lookup and the settings only
+    when a hook of theirs runs (5 M instructions of `--help`, the start-up ledger)."""
+    watched = ["ikigai_core.discovery", "ikigai_core.trust", "ikigai_core.project",
+               "ikigai_core.config"]
+    assert heavy_imports(["--help"], env=os.environ, cwd=str(tmp_path), watched=watched) == []
+
+
 def test_the_commands_table_holds_each_commands_own_whole_summary():
     for name, (target, summary) in COMMANDS.items():
         module, attr = target.split(":")

@@ -13,8 +13,6 @@ from pathlib import Path
 
 from ikigai_core.errors import ConfigError
 from ikigai_core.marker import hookimpl
-from ikigai_core.project import find_project
-from ikigai_core.trust import TrustStore, untrusted_reason
 
 INSTRUCTION_FILES = ("AGENTS.md", ".ikigai/system.md")
 
@@ -35,6 +33,9 @@ def read_text(path: Path) -> str | None:
 def _instructions(cwd: Path, home: Path) -> tuple[Path, list[str], bool]:
     """The project, the instruction files it holds, and whether it is trusted (asked only
     when it holds some)."""
+    from ikigai_core.project import find_project  # not on `ikigai --help`'s path
+    from ikigai_core.trust import TrustStore
+
     project = find_project(cwd, ikigai_home=home) or cwd
     names = [name for name in INSTRUCTION_FILES if (project / name).is_file()]
     return project, names, bool(names) and TrustStore(home).is_trusted(project)
@@ -46,6 +47,8 @@ def ignored_instructions(cwd: Path, home: Path) -> str | None:
     project, names, trusted = _instructions(cwd, home)
     if not names or trusted:
         return None
+    from ikigai_core.trust import untrusted_reason
+
     return (f"{' and '.join(names)} of {project} not sent to the model: "
             f"{untrusted_reason(project)}")
 

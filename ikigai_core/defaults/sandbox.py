@@ -20,7 +20,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ikigai_core.config import CHOICES
 from ikigai_core.errors import ConfigError, IkigaiError
 from ikigai_core.marker import hookimpl
 
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
     from ikigai_core.config import Settings
     from ikigai_core.lifecycle import CallContext, ProcessSpec
 
-MODES = CHOICES["sandbox"]
 PACKAGE = "bubblewrap"
 PROBE_TIMEOUT = 5.0
 _BASE = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -42,8 +40,11 @@ class SandboxUnavailable(IkigaiError):
 def sandbox_mode(settings: Settings) -> str:
     """The configured mode, checked (a misspelt mode is an error, not ``off``): settings
     read from the configuration are checked as they load, ones built by hand here."""
-    if settings.sandbox not in MODES:
-        raise ConfigError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}; "
+    from ikigai_core.config import CHOICES  # not on `ikigai --help`'s path
+
+    modes = CHOICES["sandbox"]
+    if settings.sandbox not in modes:
+        raise ConfigError(f"sandbox must be one of {', '.join(modes)}, got {settings.sandbox!r}; "
                           "fix IKIGAI_SANDBOX or 'sandbox' in config.json")
     return settings.sandbox
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ikigai_core import SkippedTool, ToolScan, hookimpl
 from ikigai_core.errors import ConfigError
-from ikigai_core.project import find_project
 from ikigai_core.statefiles import exposure, refuse_exposed
 from ikigai_core.tool_directory import DirectorySource
-from ikigai_core.trust import TrustStore, untrusted_reason
+
+if TYPE_CHECKING:
+    from ikigai_core.trust import TrustStore
 
 USER_PRECEDENCE = 10
 PROJECT_PRECEDENCE = 20
@@ -56,6 +58,8 @@ class ProjectSource(PrivateSource):
         scan = super().scan()
         if not scan.candidates or self.trust.is_trusted(self.project):
             return scan
+        from ikigai_core.trust import untrusted_reason
+
         reason = untrusted_reason(self.project)
         untrusted = [SkippedTool(c.name, self.name, reason, c.path, "untrusted")
                      for c in scan.candidates]
@@ -65,6 +69,9 @@ class ProjectSource(PrivateSource):
 @hookimpl
 def ikigai_tool_sources(home: Path, cwd: Path) -> list[DirectorySource]:
     """The user directory, then the project directory (if ``cwd`` is in a project)."""
+    from ikigai_core.project import find_project  # not on `ikigai --help`'s path
+    from ikigai_core.trust import TrustStore
+
     sources: list[DirectorySource] = [
         PrivateSource(home / "tools", name="user", precedence=USER_PRECEDENCE)]
     project = find_project(cwd, ikigai_home=home)

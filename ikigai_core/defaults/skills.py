@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ikigai_core.marker import hookimpl
-from ikigai_core.trust import find_project_trust
 
 if TYPE_CHECKING:
     from ikigai_core.skills import SkillDirectory
@@ -21,6 +20,7 @@ PROJECT_PRECEDENCE = 20
 def ikigai_skill_sources(home: Path, cwd: Path) -> list[SkillDirectory]:
     """The user directory, then the project's (untrusted: listed, never read)."""
     from ikigai_core.skills import SkillDirectory  # not on `ikigai --help`'s path
+    from ikigai_core.trust import find_project_trust
 
     sources = [SkillDirectory(home / "skills", name="user", precedence=USER_PRECEDENCE)]
     located = find_project_trust(cwd, home)
