@@ -3,6 +3,7 @@ could have written them (ssh's rule) and at most 4 MiB; written user-only and at
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -187,11 +188,9 @@ def write_private(path: Path, chunks: Iterable[str]) -> None:
     any failure (of a chunk's maker too) the old file is intact, no temp file is left, and
     a write error is one :class:`WriteError` (``cannot write PATH: No space left on
     device``)."""
-    import tempfile  # lazy: a warm `ikigai tool list` writes nothing
-
     try:
         ensure_private_dir(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _new_beside(path)
     except OSError as exc:
         raise WriteError(path, exc) from exc
     try:
@@ -204,6 +203,24 @@ def write_private(path: Path, chunks: Iterable[str]) -> None:
         if isinstance(exc, OSError):
             raise WriteError(path, exc) from exc
         raise
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+TEMP_NAME_TRIES = 100
+
+
+def _new_beside(path: Path) -> tuple[int, str]:
+    """A new empty user-only file in ``path``'s folder, ``.NAME.RANDOM.tmp``, and its name,
+    made as ``tempfile.mkstemp`` makes one (a name no one has, never through a symlink):
+    importing ``tempfile``, with ``shutil`` and ``random``, cost more than the write (the
+    start-up ledger)."""
+    for _ in range(TEMP_NAME_TRIES):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path.parent))
 
 
 @contextmanager
