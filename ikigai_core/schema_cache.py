@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ikigai_core.statefiles import read_cache, write_private_json
+from ikigai_core.statefiles import read_cache, write_cache
 from ikigai_core.tool_schema import validate_schema
 from ikigai_toolkit.jsonio import canonical
 
@@ -77,6 +77,6 @@ class SchemaCache:
     def save(self) -> None:
         """Write the cache if it changed."""
         if self._dirty:
-            write_private_json(self.path, {"version": CACHE_VERSION, "entries": self._entries})
+            write_cache(self.path, CACHE_VERSION, "entries", self._entries)
             self._dirty = False
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from ikigai_core.notices import Notices
 from ikigai_core.registry import Registry
-from ikigai_core.statefiles import read_cache, write_private_json
+from ikigai_core.statefiles import read_cache, write_cache
 from ikigai_toolkit.jsonio import canonical
 
 SNAPSHOT_VERSION = 1
@@ -65,7 +65,7 @@ class Snapshot:
         if new == self.load():
             return
         try:
-            write_private_json(self.path, {"version": SNAPSHOT_VERSION, "tools": new})
+            write_cache(self.path, SNAPSHOT_VERSION, "tools", new)
         except OSError as exc:
             notices.report(f"cannot write {self.path}: {exc.strerror}; the next refresh "
                            "compares with an older list")

@@ -97,15 +97,16 @@ def test_help_imports_no_command_module(isolated_home, tmp_path):
     assert "Commands:" in ran.stdout
 
 
-def test_writing_the_caches_imports_neither_tempfile_nor_shutil(tools_home, tmp_path):
+def test_writing_the_snapshot_imports_neither_tempfile_nor_json(tools_home, tmp_path):
     """A warm `tool list` whose registry changed since the last one writes the snapshot
-    (`refresh` says what changed since) and makes its temporary file itself: `tempfile`
-    with `shutil` and `random` was 10 M instructions (the start-up ledger)."""
+    (`refresh` says what changed since), making its temporary file itself and its text with
+    the C encoder: `tempfile` with `shutil` and `random` was 10 M instructions, `json` 5 M
+    (the start-up ledger)."""
     heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path))
     snapshot = tools_home / "cache" / "registry.json"
     snapshot.unlink()
     assert heavy_imports(["tool", "list"], env=os.environ, cwd=str(tmp_path),
-                         watched=["tempfile", "shutil", "random"]) == []
+                         watched=["tempfile", "shutil", "random", "json"]) == []
     assert snapshot.is_file() and snapshot.stat().st_mode & 0o777 == 0o600
 
 
