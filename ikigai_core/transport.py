@@ -30,8 +30,6 @@ from ikigai_core.sse import iter_lines, iter_ndjson, iter_sse
 from ikigai_core.wire import base_url, load_object
 
 if TYPE_CHECKING:
-    import ssl
-
     import httpx
 
     from ikigai_core.conversation import Conversation
@@ -440,8 +438,9 @@ _MAKING = threading.Lock()
 def _client(provider: str, url: str) -> httpx.Client:
     """The process's HTTP client for ``provider``, made on its first turn and kept.
 
-    Later turns reuse it and its open connections; a :class:`Cancel` can cut its requests
-    (:func:`~ikigai_core.cancel.cancellable`). A ``http://`` endpoint (a local server)
+    Later turns reuse it and its open connections; a :class:`Cancel` can cut its requests,
+    through the environment's proxy too (:func:`~ikigai_core.cancel.cancellable`). A
+    ``http://`` endpoint (a local server)
     gets a client whose TLS context trusts nothing: it never speaks TLS, so loading every CA
     certificate into the default context would be work for nothing on every turn.
     """
@@ -454,14 +453,14 @@ def _client(provider: str, url: str) -> httpx.Client:
     with _MAKING:  # one client, also when a warm() thread makes it meanwhile
         client = _CLIENTS.get((provider, plain))
         if client is None:
-            verify: ssl.SSLContext | bool = True
+            transport = None
             if plain:
                 import ssl
 
-                verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            transport = httpx.HTTPTransport(verify=verify)
-            cancellable(transport._pool)
+                transport = httpx.HTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
             client = _CLIENTS[(provider, plain)] = httpx.Client(transport=transport)
+            for each in (client._transport, *client._mounts.values()):  # a proxy's too
+                cancellable(getattr(each, "_pool", None))
         return client
 
 

@@ -520,3 +520,35 @@ def test_a_request_sent_after_its_cancel_is_refused_at_once(fake_server):
     with pytest.raises(Cancelled):
         turn(fake_server.url, cancel=cancel)
     assert time.monotonic() - started < 3
+
+
+def test_a_cancel_hangs_up_through_the_environments_proxy(monkeypatch):
+    """An https provider goes through ``HTTPS_PROXY`` as httpx's default client does, and a
+    cancel cuts it there too: the proxy here takes the ``CONNECT`` and holds it."""
+    from ikigai_core.cancel import Cancel, Cancelled
+
+    with socket.socket() as proxy:
+        proxy.bind(("127.0.0.1", 0))
+        proxy.listen()
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "https_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{proxy.getsockname()[1]}")
+        monkeypatch.setattr(transport, "_CLIENTS", {})
+        seen: list[bytes] = []
+
+        def hold() -> None:
+            connection, _ = proxy.accept()
+            with connection:
+                seen.append(connection.recv(1024))
+                seen.append(connection.recv(1024))  # b"": the client hung up
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        cancel = Cancel()
+        threading.Timer(0.3, cancel.set).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            turn("https://provider.invalid", cancel=cancel)
+        holder.join(5)
+    assert time.monotonic() - started < 3
+    assert seen[0].startswith(b"CONNECT provider.invalid:443 ") and seen[1:] == [b""]
