@@ -86,11 +86,15 @@ def ask(tmp_path: Path, fake_server, *replies, **environ) -> subprocess.Popen[st
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
-@pytest.mark.parametrize("delay", [0, 2])
+@pytest.mark.parametrize(("delay", "runs"), [
+    (0, 1), (2, 1),  # the re-listing answered at once, and 2 s late: each must be waited for
+    pytest.param(0, 5, marks=pytest.mark.slow), pytest.param(2, 5, marks=pytest.mark.slow)])
 def test_a_tool_added_during_a_call_is_in_the_next_request_every_time(
-        recorder, fake_server, tmp_path, delay):
+        recorder, fake_server, tmp_path, delay, runs):
+    """Not now and then: each of ``runs`` asks from a listing without the tool has it in its
+    next request (``-m slow`` repeats it to catch a race)."""
     openai = REPLIES["openai"]
-    for _ in range(2):
+    for _ in range(runs):
         recorder(delay)  # the cached listing is without the tool again
         asked = len(fake_server.requests)
         with ask(tmp_path, fake_server, openai.reply(calls=[("c1", "rec__grow", {})]),
