@@ -81,8 +81,12 @@ def _no_thread_on_a_socket() -> None:
 
 @pytest.mark.parametrize("where", ["headers", "stream"])
 def test_kill_hangs_up_on_a_request_in_flight(model, tmp_path, where):
+    from tests.support.procs import open_fd_count
+
     m = model({"slow": [held(where)]})
     sup = _root(m, tmp_path)
+    sup.root.live.warm().join(TIMEOUT)  # the client made: what the request opens is new
+    fds = open_fd_count()
     kid = sup.fork("slow")
     _asked(m, "slow")
 
@@ -95,6 +99,10 @@ def test_kill_hangs_up_on_a_request_in_flight(model, tmp_path, where):
     assert (result.status, result.error) == ("killed", "killed by root")
     _hung_up(m)
     _no_thread_on_a_socket()
+    deadline = time.monotonic() + PROMPT
+    while open_fd_count() > fds:  # the connection is closed, not left to the collector
+        assert time.monotonic() < deadline, f"{open_fd_count() - fds} fds left open"
+        time.sleep(0.01)
     sup.close()
 
 
@@ -170,3 +178,8 @@ def test_ctrl_c_in_chat_hangs_up_on_the_turns_model_and_its_childrens(model, iso
         assert "Traceback" not in chat.text  # agent_wait, killed mid-call, hung up on the API
         chat.write(b"/agents\r")
         chat.wait_for(re.compile(r"^  agent-1  agent  killed  0 tokens$", re.M).search)
+    from ikigai_core.sessions import DB_NAME
+    from ikigai_core.sqlite_store import SqliteStore
+
+    kids = [row for row in SqliteStore(isolated_home / DB_NAME).sessions() if row.parent]
+    assert [kid.status for kid in kids] == ["killed"]  # recorded as the chat showed it
