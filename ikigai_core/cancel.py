@@ -104,8 +104,13 @@ class Stream:
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
                   timeout: float | None = None) -> Stream:
-        """The TLS stream over this one, wrapped too."""
-        return Stream(self.inner.start_tls(ssl_context, server_hostname, timeout))
+        """The TLS stream over this one, wrapped too. A cancel cuts its handshake through
+        a twin of the socket (the one being wrapped is detached meanwhile), closed after."""
+        cancel = CURRENT.get()
+        if cancel is None or self.sock is None:
+            return Stream(self.inner.start_tls(ssl_context, server_hostname, timeout))
+        with self.sock.dup() as twin, cancel.watching(twin):
+            return Stream(self.inner.start_tls(ssl_context, server_hostname, timeout))
 
     def get_extra_info(self, info: str) -> Any:
         """What the wrapped stream says."""

@@ -552,3 +552,25 @@ def test_a_cancel_hangs_up_through_the_environments_proxy(monkeypatch):
         holder.join(5)
     assert time.monotonic() - started < 3
     assert seen[0].startswith(b"CONNECT provider.invalid:443 ") and seen[1:] == [b""]
+
+
+def test_a_cancel_cuts_a_tls_handshake_the_server_never_answers():
+    """A server that takes the connection and says nothing holds the TLS handshake up to
+    the connect timeout (10 s); a cancel ends it at once."""
+    from ikigai_core.cancel import Cancel, Cancelled
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        cancel = Cancel()
+        threading.Timer(0.3, cancel.set).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            turn(f"https://127.0.0.1:{silent.getsockname()[1]}", cancel=cancel)
+        assert time.monotonic() - started < 3
+        connection, _ = silent.accept()
+        with connection:
+            assert connection.recv(4096)[:1] == b"\x16"  # its ClientHello, then nothing
+            connection.settimeout(3)
+            while connection.recv(4096):
+                pass  # until the client hung up
