@@ -183,3 +183,27 @@ def test_ctrl_c_in_chat_hangs_up_on_the_turns_model_and_its_childrens(model, iso
 
     kids = [row for row in SqliteStore(isolated_home / DB_NAME).sessions() if row.parent]
     assert [kid.status for kid in kids] == ["killed"]  # recorded as the chat showed it
+
+
+def test_leaving_a_chat_hangs_up_on_its_childs_request_and_records_it_interrupted(
+        model, isolated_home, tmp_path):
+    import subprocess
+
+    from ikigai_core.sessions import DB_NAME
+    from ikigai_core.sqlite_store import SqliteStore
+
+    m = model({"kid": [held("headers")]})
+    chat = subprocess.Popen([IKIGAI, "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={**os.environ, **m.environ, "IKIGAI_HOME": str(isolated_home)})
+    assert chat.stdin is not None
+    chat.stdin.write("/fork kid\n")
+    chat.stdin.flush()
+    _asked(m, "kid")
+    started = time.monotonic()
+    _, err = chat.communicate(timeout=TIMEOUT)  # stdin closed: Ctrl-D
+    assert chat.returncode == 0, err
+    assert time.monotonic() - started < PROMPT  # not the 10 s join, nor the 60 s answer
+    _hung_up(m)
+    kids = [row for row in SqliteStore(isolated_home / DB_NAME).sessions() if row.parent]
+    assert [kid.status for kid in kids] == ["interrupted"]
