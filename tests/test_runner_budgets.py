@@ -87,5 +87,5 @@ def test_ctrl_c_cancels_a_runner_call_at_once(approve_all, tmp_path):
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         agent.boundary.run([ToolCall("c1", "live", {})], agent.registry)
-    assert time.monotonic() - sent[0] < 2
+    assert time.monotonic() - sent[0] < 15  # a quiet run: well under 1 s; uncancelled: 60 s
     assert runner.cancelled is not None and runner.cancelled.is_set()
