@@ -152,7 +152,7 @@ def test_the_migration_indexes_what_was_recorded_before(fake_server, isolated_ho
 
 @pytest.mark.parametrize("what", DAMAGES)
 def test_damaged_rows_never_break_search(what, fake_server, isolated_home):
-    session = one_session(fake_server)
+    session = one_session(isolated_home)
     damage(isolated_home, *DAMAGES[what])
     for _ in ("indexed before the damage", "indexed from the damaged row"):
         done = ikigai("sessions", "search", "hi")
