@@ -16,7 +16,7 @@ from ikigai_core import sqlite_store as sessions
 from ikigai_core.sessions import SCHEMA_VERSION
 from tests.support.replies import REPLIES
 from tests.test_session_damage import DAMAGES, damage, one_session
-from tests.test_sessions import IKIGAI, db_path, invoke, offline
+from tests.test_sessions import IKIGAI, a_turn, db_path, invoke, offline
 
 pytestmark = pytest.mark.usefixtures(offline.__name__)
 OPENAI = REPLIES["openai"]
@@ -78,12 +78,19 @@ def test_chat_resume_and_sessions(fake_server):
         "ikigai: no session 'nosuch'; `ikigai sessions list` shows them"]
 
 
-def test_chat_sessions_shows_the_recent_ten(fake_server):
+def recorded(home: Path, *prompts: str) -> None:
+    """One ``ask`` here per prompt, oldest first, recorded through the store as ``ask``
+    records it (for tests whose subject is what reads them)."""
+    store = sessions.SqliteStore(db_path(home))
+    for number, prompt in enumerate(prompts):
+        store.add_turn(f"{number:08x}", a_turn(prompt), command="ask", cwd=Path.cwd(),
+                       system=None)
+
+
+def test_chat_sessions_shows_the_recent_ten(fake_server, isolated_home):
     empty = ikigai("chat", "--provider", "openai", input="/sessions\n")
     assert (empty.returncode, empty.stdout) == (0, "No conversations recorded yet.\n")
-    fake_server.push(*(OPENAI.reply("ok") for _ in range(11)))
-    for number in range(11):
-        asked(f"question {number}")
+    recorded(isolated_home, *(f"question {number}" for number in range(11)))
     shown = ikigai("chat", "--provider", "openai", input="/sessions\n").stdout.splitlines()
     assert len(shown) == 11 and shown[0].endswith("question 10")
     assert shown[-1] == "… 1 more: `ikigai sessions list` shows all"
@@ -93,8 +100,10 @@ def test_chat_sessions_shows_the_recent_ten(fake_server):
 
 
 def searched(*args: str) -> list[dict[str, object]]:
-    done = ikigai("sessions", "search", "--json", *args)
-    assert done.returncode == 0, done.stderr
+    """``sessions search --json ARGS``'s matches, run in-process (what a real process
+    prints is checked on the plain form)."""
+    done = invoke("sessions", "search", "--json", *args)
+    assert done.exit_code == 0, done.stderr
     return list(json.loads(done.stdout))
 
 
@@ -155,8 +164,8 @@ def test_damaged_rows_never_break_search(what, fake_server, isolated_home):
     session = one_session(isolated_home)
     damage(isolated_home, *DAMAGES[what])
     for _ in ("indexed before the damage", "indexed from the damaged row"):
-        done = ikigai("sessions", "search", "hi")
-        assert done.returncode == 0, done.stderr
+        done = invoke("sessions", "search", "hi")
+        assert done.exit_code == 0, done.stderr
         assert all(line.startswith(f"{session}  ") for line in done.stdout.splitlines())
         assert done.stderr in ("", "ikigai: nothing recorded matches 'hi'\n")
         as_schema_2(isolated_home)
@@ -178,10 +187,8 @@ def test_without_fts5_recording_goes_on_and_search_is_one_line(fake_server, monk
         "snippet"] == "a **question**\nAnswered."
 
 
-def test_search_limit(fake_server):
-    fake_server.push(*(OPENAI.reply("ok") for _ in range(3)))
-    for number in range(3):
-        asked(f"same words {number}")
+def test_search_limit(fake_server, isolated_home):
+    recorded(isolated_home, *(f"same words {number}" for number in range(3)))
     assert len(searched("same words")) == 3
     assert len(searched("same", "--limit", "2")) == 2
 
