@@ -30,43 +30,56 @@ def ask(*flags: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return ikigai("ask", *flags, "--provider", "openai", "--no-stream", "go", timeout=timeout)
 
 
+def run(real: bool, *args: str) -> tuple[int, str, str]:
+    """``ikigai ARGS`` as a real process, or (not ``real``) in-process: exit code, stdout,
+    stderr."""
+    if real:
+        done = ikigai(*args)
+        return done.returncode, done.stdout, done.stderr
+    ran = invoke(*args)
+    return ran.exit_code, ran.stdout, ran.stderr
+
+
 # -- 21.4: permissions.json is checked whole when read ---------------------------------------
 
 
-@pytest.mark.parametrize(("bad", "flags", "fault"), [
+@pytest.mark.parametrize(("bad", "flags", "fault", "real"), [
     ({"id": 2, "tool": "bash", "decision": "deny",
       "when": [{"pointer": "command", "regex": "touch"}]}, ["--yes"],
-     "when[0]: pointer \"command\" is not a JSON pointer starting with /"),
+     "when[0]: pointer \"command\" is not a JSON pointer starting with /", True),
     ({"id": 2, "tool": "bash", "decision": "allow", "when": {}}, [],
-     "'when' must be a list of conditions"),
+     "'when' must be a list of conditions", False),
     ({"id": 2, "tool": "bash", "decision": "allow", "when": None}, [],
-     "'when' must be a list of conditions"),
+     "'when' must be a list of conditions", False),
     ({"id": 2, "tool": "bash", "decision": "allow",
-      "whne": [{"pointer": "/command", "regex": "^ls"}]}, [], "unknown key 'whne'"),
-    ({"id": 1, "tool": "bash", "decision": "allow"}, [], "'id' 1 is used twice"),
+      "whne": [{"pointer": "/command", "regex": "^ls"}]}, [], "unknown key 'whne'", False),
+    ({"id": 1, "tool": "bash", "decision": "allow"}, [], "'id' 1 is used twice", False),
     ({"id": 2, "tool": "bash", "decision": "deny",
       "when": [{"pointer": "/command", "regex": "touch", "flags": "i"}]}, ["--yes"],
-     'when[0]: a condition is {"pointer": ..., "regex": ...}'),
+     'when[0]: a condition is {"pointer": ..., "regex": ...}', False),
 ], ids=["pointer-without-slash", "when-object", "when-null", "misspelt-when", "id-twice",
         "condition-extra-key"])
-def test_a_malformed_rule_refuses_the_whole_file_in_one_line(bad, flags, fault, fake_server,
-                                                             isolated_home, tmp_path):
+def test_a_malformed_rule_refuses_the_whole_file_in_one_line(bad, flags, fault, real,
+                                                             fake_server, isolated_home,
+                                                             tmp_path):
+    """One case end to end through real processes; the others' faults take the same path,
+    so they run in-process."""
     path = isolated_home / "permissions.json"
     path.write_text(json.dumps({"rules": [DENY_RM, bad]}))
     where = f"{path}: rules[1]: {fault}"
 
-    listed = ikigai("permissions", "list")
-    assert (listed.returncode, listed.stdout) == (1, "")
-    assert listed.stderr.startswith(f"ikigai: {where}") and listed.stderr.count("\n") == 1
+    code, out, err = run(real, "permissions", "list")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"ikigai: {where}") and err.count("\n") == 1
 
     model_runs(fake_server, "touch made")
-    done = ask(*flags)
-    assert done.returncode == 0, done.stderr
+    code, out, err = run(real, "ask", *flags, "--provider", "openai", "--no-stream", "go")
+    assert code == 0, err
     assert not (tmp_path / "made").exists()
     [envelope] = envelopes(fake_server)
     assert envelope["error_code"] == "TOOL_DENIED"
     assert "the permission rules cannot be read" in envelope["error"]
-    called, refused, ended = done.stderr.splitlines()
+    called, refused, ended = err.splitlines()
     assert (called, ended) == ('ikigai: → bash {"command": "touch made"}',
                                "ikigai: ← bash TOOL_DENIED")
     assert refused.startswith(f"ikigai: bash was not run: {where}")
@@ -80,7 +93,7 @@ def test_a_malformed_project_rule_denies_too(fake_server, isolated_home, tmp_pat
     path = tmp_path / ".ikigai" / "permissions.json"
     path.write_text(json.dumps({"rules": [{"tool": "bash", "decision": "deny",
                                            "when": [{"pointer": "", "regex": "rm"}]}]}))
-    assert ikigai("trust", str(tmp_path)).returncode == 0
+    assert invoke("trust", str(tmp_path)).exit_code == 0
     model_runs(fake_server, "touch made")
     done = ask("--yes")
     assert not (tmp_path / "made").exists()
@@ -93,9 +106,9 @@ def test_the_command_line_and_the_file_share_one_parser(isolated_home):
     for text in ("command~x", "~x", "=1"):
         with pytest.raises(UsageError, match="starting with /"):
             parse_condition(text)
-    stored = ikigai("permissions", "deny", "bash", "/command~^rm ", "/n=[1, 2]")
-    assert stored.returncode == 0, stored.stderr
-    assert ikigai("permissions", "list", "--json").stdout == json.dumps([
+    stored = invoke("permissions", "deny", "bash", "/command~^rm ", "/n=[1, 2]")
+    assert stored.exit_code == 0, stored.stderr
+    assert invoke("permissions", "list", "--json").stdout == json.dumps([
         {"id": 1, "tool": "bash", "decision": "deny",
          "when": [{"pointer": "/command", "regex": "^rm "}, {"pointer": "/n", "equals": [1, 2]}]}],
         indent=2) + "\n"
@@ -129,7 +142,7 @@ def test_each_fault_is_named(content, fault, isolated_home):
 def test_a_backtracking_rule_cannot_hang_ikigai(fake_server, isolated_home):
     """The issue's case: ``^(a+)+$`` against 32 ``a`` and ``!`` (``re`` still searched
     after 60 s)."""
-    assert ikigai("permissions", "deny", "bash", "/command~^(a+)+$").returncode == 0
+    assert invoke("permissions", "deny", "bash", "/command~^(a+)+$").exit_code == 0
     model_runs(fake_server, "a" * 32 + "!")
     started = time.monotonic()
     done = ask("--yes", timeout=30)
@@ -147,7 +160,7 @@ def test_a_rule_that_times_out_fails_closed(decision, flags, by, fake_server, is
                                             tmp_path):
     """A timed-out search matches for deny and ask and does not for allow: the call is
     denied, asked about, or asked about (and nobody can answer)."""
-    assert ikigai("permissions", decision, "bash", "/command~^(a|a)+$").returncode == 0
+    assert invoke("permissions", decision, "bash", "/command~^(a|a)+$").exit_code == 0
     model_runs(fake_server, "a" * 40 + "!")
     started = time.monotonic()
     done = ask(*flags, timeout=30)
@@ -175,7 +188,7 @@ def test_timeouts_in_process():
 
 
 def test_a_deny_rule_says_the_rule_and_how_to_remove_it(fake_server, isolated_home, tmp_path):
-    assert ikigai("permissions", "deny", "bash", "/command~^touch ").returncode == 0
+    assert invoke("permissions", "deny", "bash", "/command~^touch ").exit_code == 0
     model_runs(fake_server, "touch made")
     done = ask("--yes")
     assert done.stderr.splitlines()[1:] == [
@@ -191,7 +204,7 @@ def test_a_project_deny_rule_says_where_it_is(fake_server, isolated_home, tmp_pa
     (tmp_path / ".ikigai").mkdir()
     (tmp_path / ".ikigai" / "permissions.json").write_text(
         '{"rules": [{"tool": "bash", "decision": "deny"}]}')
-    assert ikigai("trust", str(tmp_path)).returncode == 0
+    assert invoke("trust", str(tmp_path)).exit_code == 0
     model_runs(fake_server, "touch made")
     assert ("ikigai: bash was not run: denied by project rule: deny bash; it is in the trusted "
             "project's .ikigai/permissions.json\n") in ask("--yes").stderr
@@ -221,4 +234,4 @@ def test_a_rule_for_no_known_tool_is_stored_with_a_warning(decision, tool, warne
     warning = (f"ikigai: no tool found now matches '{tool}' (`ikigai tool list` shows them); "
                "the rule is kept for when one comes\n")
     assert done.stderr == (warning if warned else "")
-    assert json.loads(ikigai("permissions", "list", "--json").stdout)[0]["tool"] == tool
+    assert json.loads(invoke("permissions", "list", "--json").stdout)[0]["tool"] == tool
