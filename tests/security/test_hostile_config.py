@@ -31,12 +31,14 @@ from pathlib import Path
 
 import pytest
 
+from ikigai_core.sqlite_store import SqliteStore
 from ikigai_core.statefiles import MAX_STATE_BYTES
 from ikigai_core.trust import TrustStore
 from tests.faults.support import ikigai
 from tests.faults.test_security import llm
 from tests.security.conftest import REPLY, touch
 from tests.test_cli_agent import sent_results
+from tests.test_sessions import a_turn
 
 NESTED = b"[" * 100_000 + b"]" * 100_000
 HUGE = MAX_STATE_BYTES + 1
@@ -151,13 +153,13 @@ def scene(isolated_home, tmp_path, fake_server):
 
 
 def write_valid(scene: Scene, name: str, subject: Subject) -> Path:
-    """Put ``subject``'s good content in place (a real session for ``sessions.db``)."""
+    """Put ``subject``'s good content in place (for ``sessions.db``, an ask recorded through
+    the store as ``ask`` records it)."""
     path = scene.path(subject)
     if name == "sessions.db":
-        scene.fake_server.push(REPLY.reply("Hello."))
-        proc = scene.ikigai("ask", "--provider", "openai", "--no-stream", "--json", "hi")
-        assert proc.returncode == 0, proc.stderr
-        scene.session = json.loads(proc.stdout)["session"]
+        scene.session = "0123abcd"
+        SqliteStore(path).add_turn(scene.session, a_turn(), command="ask", cwd=scene.project,
+                                   system=None)
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     text = subject.valid.replace("{marker}", str(scene.marker))
