@@ -31,19 +31,20 @@ def ask(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProce
                           stdin=subprocess.DEVNULL)
 
 
-@pytest.mark.parametrize("flag", ["-q", "--quiet"])
-def test_quiet_keeps_the_answer_and_nothing_else(flag, env, fake_server, tmp_path):
+def test_quiet_keeps_the_answer_and_nothing_else(env, fake_server, tmp_path):
     (tmp_path / "AGENTS.md").write_text("untrusted: ask says it is not sent\n")
     (tmp_path / "notes.txt").write_text("42\n")
     replies = REPLIES["openai"]
     call = ("c1", "file_read", {"file_path": "notes.txt", "offset": None, "limit": None})
-    for _ in range(2):
+    for _ in range(3):
         fake_server.push(replies.reply("Reading.", [call], stream=False),
                          replies.reply("It says 42.", stream=False))
     loud = ask("what is in notes.txt?", env=env, cwd=tmp_path)
     assert "→ file_read" in loud.stderr and "AGENTS.md" in loud.stderr
-    quiet = ask(flag, "what is in notes.txt?", env=env, cwd=tmp_path)
-    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "Reading.\nIt says 42.\n", "")
+    for flag in ("-q", "--quiet"):
+        quiet = ask(flag, "what is in notes.txt?", env=env, cwd=tmp_path)
+        assert (quiet.returncode, quiet.stdout, quiet.stderr) == (
+            0, "Reading.\nIt says 42.\n", ""), flag
 
 
 def test_quiet_still_reports_an_error_on_stderr(env, fake_server, tmp_path):
