@@ -9,11 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ikigai_core.defaults import is_default
 from ikigai_core.hookcall import collect, one_line
 from ikigai_core.notices import Notices
+from ikigai_core.record import Record
 from ikigai_core.registry import Registry, merge
 from ikigai_core.schema_cache import SchemaCache, file_key
 from ikigai_core.snapshot import Snapshot
@@ -47,7 +48,7 @@ def invalid_name(name: str) -> str:
     return f"invalid tool name {name!r}: use 1-64 of A-Z a-z 0-9 _ -"
 
 
-class SchemaAnswer(NamedTuple):
+class SchemaAnswer(Record):
     """What asking a candidate for its schema gave: the schema, or why there is none."""
 
     schema: Mapping[str, Any] | None = None

@@ -19,8 +19,9 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
+from ikigai_core.record import Record
 from ikigai_core.statefiles import cached_json, write_private_json
 
 
@@ -34,7 +35,7 @@ def load_target(value: str) -> Any:
     return obj
 
 
-class PluginEntryPoint(NamedTuple):
+class PluginEntryPoint(Record):
     """One ``[ikigai]`` entry point: its name, ``module:attr`` value and distribution."""
 
     name: str
@@ -45,6 +46,11 @@ class PluginEntryPoint(NamedTuple):
     def load(self) -> Any:
         """Import the module (and attribute) the entry point names, as importlib.metadata does."""
         return load_target(self.value)
+
+    def to_json(self) -> dict[str, str | None]:
+        """Its fields, as the cache keeps them (``PluginEntryPoint(**fields)`` is it again)."""
+        return {"name": self.name, "value": self.value, "distribution": self.distribution,
+                "version": self.version}
 
     @property
     def label(self) -> str:
@@ -91,7 +97,7 @@ def plugin_entry_points(group: str, cache_dir: Path | None = None) -> list[Plugi
         return _scan(group)
 
     def scan() -> Found:
-        return Found([ep._asdict() for ep in _scan(group)])
+        return Found([ep.to_json() for ep in _scan(group)])
 
     def load(value: Any) -> list[PluginEntryPoint]:
         return [PluginEntryPoint(**entry) for entry in value]
@@ -99,7 +105,7 @@ def plugin_entry_points(group: str, cache_dir: Path | None = None) -> list[Plugi
     return remembered(cache_dir / f"entry-points-{group}.json", scan, load)
 
 
-class Found(NamedTuple):
+class Found(Record):
     """What a :func:`remembered` computation found.
 
     :param value: the answer, a JSON value.

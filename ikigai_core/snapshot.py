@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import NamedTuple
 
 from ikigai_core.notices import Notices
+from ikigai_core.record import Record
 from ikigai_core.registry import Registry
 from ikigai_core.statefiles import read_cache, write_cache
 from ikigai_toolkit.jsonio import canonical
@@ -27,7 +27,7 @@ def fingerprint(registry: Registry) -> dict[str, str]:
             for name, tool in registry.items()}
 
 
-class Changes(NamedTuple):
+class Changes(Record):
     """Tool names added, removed and changed since the last snapshot."""
 
     added: list[str]
