@@ -25,6 +25,17 @@ FAST_HEALTH = {  # a dead node is noticed in about a second (Ray's default: half
     "RAY_health_check_failure_threshold": "3",
 }
 
+PROBE = """import ray, sys, time
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+end = time.monotonic() + 10
+while (cpus := int(ray.cluster_resources().get("CPU", 0))) != int(sys.argv[2]) and (
+        time.monotonic() < end):
+    time.sleep(0.1)
+print(cpus)
+"""
+"""Connects to the cluster at ``argv[1]`` and prints its CPUs once they are ``argv[2]``, or
+after 10 s: one connection polls (a Ray driver takes seconds to start)."""
+
 
 class RayUnavailable(Exception):
     """Ray is not installed, or the cluster could not start (the message says why)."""
@@ -94,8 +105,6 @@ class LocalRayCluster:
                 start_new_session=True)
 
     def _wait_for_cpus(self, cpus: int, timeout: float) -> None:
-        probe = ("import ray, sys\nray.init(address=sys.argv[1], log_to_driver=False, "
-                 "logging_level='ERROR')\nprint(int(ray.cluster_resources().get('CPU', 0)))")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for process, log in zip((self.head, *self.nodes), self.logs, strict=True):
@@ -103,9 +112,9 @@ class LocalRayCluster:
                     raise RayUnavailable(f"a Ray node exited with {process.returncode}: "
                                          f"{self.log_tail(log)}")
             try:
-                seen = subprocess.run([sys.executable, "-c", probe, self.address],
+                seen = subprocess.run([sys.executable, "-c", PROBE, self.address, str(cpus)],
                                       capture_output=True, text=True, env=self.env,
-                                      timeout=min(20.0, max(1.0, deadline - time.monotonic())))
+                                      timeout=min(30.0, max(1.0, deadline - time.monotonic())))
             except subprocess.TimeoutExpired:
                 continue
             if seen.stdout.strip() == str(cpus):
