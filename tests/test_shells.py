@@ -80,16 +80,20 @@ def system_prompt(env: dict[str, str]) -> str:
     return str(json.loads(done.stdout)["instructions"])  # the Responses wire's system prompt
 
 
-@pytest.mark.parametrize("shell", ["zsh", "fish", "pwsh"])
-def test_the_default_prompt_speaks_of_the_chosen_shell(shell):
-    prompt = system_prompt({"IKIGAI_SHELL": shell})
-    assert f"## Working with {shell}\nThe bash tool runs your commands in " in prompt
-    assert "## Working with bash" not in prompt
+def test_the_default_prompt_speaks_of_the_chosen_shell():
+    """The setting reaches the prompt through a real process once; each shell's section
+    in-process (the same ``default_prompt``)."""
+    from ikigai_core.defaults.system_prompt import default_prompt
+
+    sent = system_prompt({"IKIGAI_SHELL": "fish"})
+    for shell, prompt in [("fish", sent), *((shell, default_prompt(Path("/p"), shell=shell))
+                                           for shell in ("zsh", "fish", "pwsh"))]:
+        assert f"## Working with {shell}\nThe bash tool runs your commands in " in prompt
+        assert "## Working with bash" not in prompt
 
 
 def test_the_default_prompt_is_unchanged_without_the_setting():
     assert "## Working with bash\n- Look before" in system_prompt({})
-    assert "## Working with bash\n- Look before" in system_prompt({"IKIGAI_SHELL": "bash"})
 
 
 def test_in_process_the_executor_hands_the_setting_to_the_tool():
