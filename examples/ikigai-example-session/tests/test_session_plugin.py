@@ -46,11 +46,17 @@ def sessions_of(home: Path) -> list[int]:
     return found
 
 
-def test_a_variable_set_in_one_call_is_there_in_the_next(fake_server, tmp_path):
-    ran = ask(fake_server, tmp_path, "x = 6 * 7", "print(x)")
+def test_a_variable_set_in_one_call_is_there_in_the_next_and_after_an_error(fake_server,
+                                                                           tmp_path):
+    """An error is the call's result, not a crash: the session, and ``x``, live on."""
+    ran = ask(fake_server, tmp_path, "x = 6 * 7", "print(x)", "print('before'); 1 / 0",
+              "print(x)")
     assert (ran.returncode, ran.stdout) == (0, "done\n"), ran.stderr
-    first, second = results(fake_server)
+    first, second, error, after = results(fake_server)
     assert first["result"] == {"output": ""} and second["result"] == {"output": "42\n"}
+    assert error["result"] == {"output": "before\n",
+                               "error": "ZeroDivisionError: division by zero"}
+    assert after["result"] == {"output": "42\n"}
 
 
 def test_a_timeout_kills_the_session_and_the_next_call_starts_fresh(fake_server, tmp_path):
@@ -66,10 +72,3 @@ def test_a_timeout_kills_the_session_and_the_next_call_starts_fresh(fake_server,
     while sessions_of(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert sessions_of(tmp_path) == []
-
-
-def test_an_error_is_the_result_not_a_crash(fake_server, tmp_path):
-    ran = ask(fake_server, tmp_path, "print('before'); 1 / 0")
-    assert ran.returncode == 0, ran.stderr
-    [result] = results(fake_server)
-    assert result["result"] == {"output": "before\n", "error": "ZeroDivisionError: division by zero"}
