@@ -171,7 +171,7 @@ def test_a_cached_private_page_is_not_served_once_the_allow_list_drops_it(site, 
 
 
 def test_the_cache_is_bounded(site, isolated_home):
-    for i in range(6):
+    for i in range(4):  # 4000 bytes each: the third and the fourth must each evict
         site.routes[f"/{i}"] = Reply(200, {"Content-Type": "text/plain"}, b"x" * 4000)
         run_fetch({"url": f"{site.url}/{i}"}, web={**LOCAL, "cache_max_bytes": 10_000},
                   home=isolated_home)
