@@ -4,7 +4,6 @@ real executor, a whole `ikigai ask` subprocess played by the fake model on each 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ikigai.model import WIRE, FakeModel
+from tests.support.cli import run
 from tests.support.tools import write_tool
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
@@ -32,26 +32,6 @@ def write_shout(directory: Path) -> Path:
     return path
 
 
-def ask(*args: str, cwd: Path, real: bool) -> tuple[int, str, str]:
-    """``ikigai ARGS`` in ``cwd``: a real process, or in this one (the same command, the
-    model's environment as the fixture set it); exit code, stdout, stderr."""
-    if real:
-        ran = subprocess.run([IKIGAI, *args], cwd=cwd, capture_output=True, text=True,
-                             timeout=60)
-        return ran.returncode, ran.stdout, ran.stderr
-    from click.testing import CliRunner
-
-    from ikigai_core.cli import cli
-
-    here = Path.cwd()
-    os.chdir(cwd)
-    try:
-        done = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(here)
-    return done.exit_code, done.stdout, done.stderr
-
-
 @pytest.mark.parametrize(("provider", "wire"), [*((p, None) for p in WIRE),
                                                ("openai", "responses")])
 @pytest.mark.parametrize("stream", [False, True])
@@ -62,10 +42,10 @@ def test_a_whole_ask_runs_offline_on_each_wire(provider, wire, stream, fake_mode
     write_shout(ikigai_home / "tools")
     model = fake_model([[("shout", {"text": "hi"})], "It says HI."], provider=provider,
                        wire=wire)
-    code, out, err = ask("ask", "--tools", "shout", "shout hi", *([] if stream else ["--json"]),
-                         cwd=tmp_path, real=(provider, wire, stream) == ("openai", None, True))
-    assert code == 0, err
-    answer = out if stream else json.loads(out)["text"]
+    ran = run("ask", "--tools", "shout", "shout hi", *([] if stream else ["--json"]),
+              cwd=tmp_path, real=(provider, wire, stream) == ("openai", None, True))
+    assert ran.returncode == 0, ran.stderr
+    answer = ran.stdout if stream else json.loads(ran.stdout)["text"]
     assert answer.strip() == "It says HI."
     first, second = model.requests
     assert first.path.endswith("/responses") == (wire == "responses")

@@ -7,19 +7,16 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from ikigai_mcp.results import outcome
 
 from ikigai_core import Attachment
+from tests.support.cli import run
 from tests.support.replies import REPLIES
 
 from .conftest import edge
 
-IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 PNG = b"\x89PNG" + b"0" * 100  # what servers/edge.py's pic tool returns
 PNG_B64 = base64.b64encode(PNG).decode()
 LINE = "[image/png image, 104 bytes]"
@@ -30,8 +27,10 @@ SETUP = {
 }
 
 
-def ask_for_the_picture(provider, model, servers, fake_server, monkeypatch, tmp_path, *args):
-    """``ikigai ask`` whose model calls ``edge__pic`` then answers; the second request."""
+def ask_for_the_picture(provider, model, servers, fake_server, monkeypatch, tmp_path, *args,
+                        real: bool = False):
+    """``ikigai ask`` whose model calls ``edge__pic`` then answers (a real process when
+    ``real``, else in this process: the same path to the provider); the second request."""
     servers({"edge": edge()})
     key, base_url, _ = SETUP[provider]
     monkeypatch.setenv(key, "k-test")
@@ -39,9 +38,8 @@ def ask_for_the_picture(provider, model, servers, fake_server, monkeypatch, tmp_
     replies = REPLIES[provider]
     fake_server.push(replies.reply(calls=[("call_pic", "edge__pic", {})], stream=True),
                      replies.reply("A tiny PNG.", stream=True))
-    ran = subprocess.run([IKIGAI, "ask", "--yes", "--provider", provider, "--model", model,
-                          *args, "what is in the picture?"], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=90, stdin=subprocess.DEVNULL)
+    ran = run("ask", "--yes", "--provider", provider, "--model", model, *args,
+              "what is in the picture?", cwd=tmp_path, real=real, timeout=90)
     assert ran.returncode == 0, ran.stderr
     assert len(fake_server.requests) == 2
     return ran, fake_server.requests[1].json
@@ -50,7 +48,7 @@ def ask_for_the_picture(provider, model, servers, fake_server, monkeypatch, tmp_
 def test_anthropic_gets_an_image_block_in_the_tool_result(servers, fake_server, monkeypatch,
                                                           tmp_path, isolated_home):
     ran, body = ask_for_the_picture("anthropic", "claude-sonnet-4-5", servers, fake_server,
-                                    monkeypatch, tmp_path, "--json")
+                                    monkeypatch, tmp_path, "--json", real=True)
     [result] = body["messages"][-1]["content"]
     text, image = result["content"]
     assert json.loads(text["text"])["result"] == {"text": LINE}

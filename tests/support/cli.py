@@ -1,0 +1,33 @@
+"""``ikigai ARGS`` as a real process or in the test's own process, one answer shape for both:
+a test keeps one case a real process (what a user runs) and runs its sibling cases, which take
+the same path, in-process (cheaper, and seen by the coverage gate)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+IKIGAI = str(Path(sys.executable).with_name("ikigai"))
+
+
+def run(*args: str, cwd: Path, real: bool, timeout: float = 60,
+        ) -> subprocess.CompletedProcess[str]:
+    """``ikigai ARGS`` in ``cwd`` with this process's environment: a real process when
+    ``real``, else the same command in this process (stdin empty either way)."""
+    if real:
+        return subprocess.run([IKIGAI, *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    from click.testing import CliRunner
+
+    from ikigai_core.cli import cli
+
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        done = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess([IKIGAI, *args], done.exit_code, done.stdout,
+                                       done.stderr)
