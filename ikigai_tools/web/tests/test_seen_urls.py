@@ -5,12 +5,14 @@ and ``web.max_uses`` counted per conversation, ``ask --continue`` included (issu
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from ikigai_tools_web.budget import uses
 from ikigai_tools_web.seen import key, seen_in
 
 from ikigai_core import AssistantMessage, ToolCall, ToolResult, ToolResultsMessage, UserMessage
+from tests.support.cli import run
 from tests.support.fakeserver import Reply, json_reply
 from tests.support.replies import REPLIES
 from tests.test_cli_agent import keys, offline, sent_results  # noqa: F401
@@ -25,10 +27,12 @@ REPLY = REPLIES["openai"]
 RULE = "web.fetch_only_seen_urls"
 
 
-def ask(*prompt: str, cont: bool = False):
-    """``ikigai ask`` (``--continue`` with ``cont``) against the fake openai server."""
-    return ikigai("ask", *(["--continue"] if cont else []), "--provider", "openai",
-                  "--no-stream", *prompt)
+def ask(*prompt: str, cont: bool = False, real: bool = True):
+    """``ikigai ask`` (``--continue`` with ``cont``) against the fake openai server: a real
+    process, or with ``real=False`` the same command in this process (for a single ask: a
+    count kept across asks must be seen across processes)."""
+    return run("ask", *(["--continue"] if cont else []), "--provider", "openai",
+               "--no-stream", *prompt, cwd=Path.cwd(), real=real, timeout=90)
 
 
 def envelopes(fake_server, count: int) -> list[dict]:
@@ -65,7 +69,7 @@ def test_urls_from_the_prompt_a_search_result_and_a_fetched_page_are_fetched(
         REPLY.reply(calls=[("c3", "web_fetch", {"url": site.url + "/doc"})]),
         REPLY.reply(calls=[("c4", "web_fetch", {"url": site.url + "/next"})]),
         REPLY.reply("Read them all."))
-    done = ask(f"start with {site.url}/mine, then search")
+    done = ask(f"start with {site.url}/mine, then search", real=False)
     assert done.returncode == 0, done.stderr
     mine, _, doc, after = envelopes(fake_server, 4)
     assert mine["result"]["content"] == "the user's page"
@@ -83,7 +87,7 @@ def test_a_url_the_model_made_up_is_not_laundered_by_an_echo(fake_server, isolat
                      REPLY.reply(calls=[("c2", "web_fetch", {"url": made_up})]),
                      REPLY.reply(calls=[("c3", "web_fetch", {"url": made_up})]),
                      REPLY.reply("Could not."))
-    assert ask("search the news").returncode == 0
+    assert ask("search the news", real=False).returncode == 0
     searched, refused, again = envelopes(fake_server, 3)
     assert searched["result"]["query"] == made_up
     assert refused["error_code"] == again["error_code"] == "TOOL_DENIED"  # refusal is no echo
@@ -95,7 +99,7 @@ def test_the_setting_off_allows_free_browsing(fake_server, isolated_home, site):
     site.routes["/any"] = Reply(200, {"Content-Type": "text/plain"}, b"free")
     fake_server.push(REPLY.reply(calls=[("c1", "web_fetch", {"url": site.url + "/any"})]),
                      REPLY.reply("Done."))
-    assert ask("browse").returncode == 0
+    assert ask("browse", real=False).returncode == 0
     [fetched] = envelopes(fake_server, 1)
     assert fetched["result"]["content"] == "free"
 
@@ -142,7 +146,7 @@ def test_calls_of_one_turn_count_in_the_order_the_model_made_them(fake_server, i
     site.routes[PATHS["searxng"] + "/search"] = json_reply(SEARXNG)
     fake_server.push(REPLY.reply(calls=[(f"c{i}", "web_search", {"query": f"q{i}"})
                                         for i in range(3)]), REPLY.reply("Done."))
-    assert ask("search three times at once").returncode == 0
+    assert ask("search three times at once", real=False).returncode == 0
     results = dict(sent_results("openai", fake_server.requests[1].json))
     assert [results[f"c{i}"]["tool_success"] for i in range(3)] == [True, True, False]
     assert len(site.requests) == 2
