@@ -14,6 +14,7 @@ from ikigai_provider_openai.serializer import OpenAISerializer
 
 from ikigai_core.conversation import Conversation, UserMessage
 from ikigai_core.errors import ConfigError
+from tests.support import cli
 from tests.support.conversations import ERROR_ENVELOPE, OK_ENVELOPE, full_conversation
 from tests.support.fakeserver import RecordedRequest
 from tests.support.provider_contract import KEY, LS, READ, ProviderContract
@@ -152,16 +153,20 @@ def test_previous_response_id_is_opt_in():
 
 @pytest.fixture
 def ask(fake_server, tmp_path, monkeypatch):
-    """``ask(*args)``: ``ikigai ask --provider openai`` as a real process, on the Responses
-    wire at the fake server, in ``tmp_path`` (which holds ``a.txt``)."""
+    """``ask(*args)``: ``ikigai ask --provider openai`` as a real process (in this one with
+    ``real=False``, for a single ask), on the Responses wire at the fake server, in
+    ``tmp_path`` (which holds ``a.txt``)."""
     (tmp_path / "a.txt").write_text("alpha\n")
-    env = {**os.environ, "OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_server.url,
-           "OPENAI_WIRE": "responses"}
+    env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake_server.url, "OPENAI_WIRE": "responses"}
 
-    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([IKIGAI, "ask", "--provider", "openai", *args], cwd=tmp_path,
-                              env={**env, **extra}, capture_output=True, text=True,
-                              timeout=60)
+    def run(*args: str, real: bool = True, **extra: str) -> subprocess.CompletedProcess[str]:
+        if real:
+            return subprocess.run([IKIGAI, "ask", "--provider", "openai", *args], cwd=tmp_path,
+                                  env={**os.environ, **env, **extra}, capture_output=True,
+                                  text=True, timeout=60)
+        for name, value in {**env, **extra}.items():
+            monkeypatch.setenv(name, value)
+        return cli.run("ask", "--provider", "openai", *args, cwd=tmp_path, real=False)
     return run
 
 
@@ -203,7 +208,7 @@ def test_tool_loop_replays_reasoning_byte_exact_also_after_continue(fake_server,
 def test_error_mid_stream_is_one_line_and_nothing_runs(fake_server, ask):
     events = RESPONSES.events("partial", calls=[CALL_A])
     fake_server.push(RESPONSES.stream([*events[:4], RESPONSES.error_event("Overloaded")]))
-    done = ask("hi")
+    done = ask("hi", real=False)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [
         "ikigai: Provider 'openai' reported an error mid-stream: server_error: Overloaded; "
@@ -213,7 +218,7 @@ def test_error_mid_stream_is_one_line_and_nothing_runs(fake_server, ask):
 
 def test_incomplete_response_is_shown_with_its_reason(fake_server, ask):
     fake_server.push(RESPONSES.turn(incomplete="max_output_tokens"))
-    done = ask("hi")
+    done = ask("hi", real=False)
     assert done.returncode == 0, done.stderr
     assert "(stop reason: incomplete (max_output_tokens))" in done.stderr
 
