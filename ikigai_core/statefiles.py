@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ikigai_core.errors import ConfigError, IkigaiError
-from ikigai_toolkit.jsonio import canonical, loads
+from ikigai_toolkit.jsonio import dumps, loads
 
 
 class WriteError(ConfigError, OSError):
@@ -178,9 +178,11 @@ def read_cache(path: Path, version: int, key: str) -> dict[str, Any]:
 
 def write_cache(path: Path, version: int, key: str, value: dict[str, Any]) -> None:
     """Write the cache file :func:`read_cache` reads, ``{"version": version, key: value}``, as
-    :func:`write_private` does: one line of ASCII JSON, keys sorted, made without importing
-    ``json`` (5 M instructions; a warm start-up whose tools changed writes the snapshot)."""
-    write_private(path, [canonical({"version": version, key: value})])
+    :func:`write_private` does: one line of JSON, each object's keys in the order they came
+    (a tool's schema is sent as the tool wrote it, from the cache too: the same bytes on
+    every turn), made without importing ``json`` (5 M instructions; a warm start-up whose
+    tools changed writes the snapshot)."""
+    write_private(path, [dumps({"version": version, key: value})])
 
 
 def write_private_json(path: Path, data: Any) -> None:

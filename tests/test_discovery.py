@@ -271,6 +271,20 @@ def test_warm_cache_asks_no_schema_and_changed_files_are_asked_again(
     assert log.read_text() == "xxx"
 
 
+def test_a_schema_keeps_its_key_order_through_the_cache(pm, isolated_home, make_tool, tmp_path):
+    """The model is sent a tool as the tool wrote it, on the first run and from the cache
+    after: property order is the order a model fills arguments in, and the same bytes on
+    every turn keep the provider's prompt cache."""
+    schema = {"parameters": {"type": "object", "properties": {"zeta": {"type": "string"},
+                                                              "alpha": {"type": "integer"}},
+                             "required": ["zeta"]},
+              "name": "ordered", "description": "Keys not in sorted order."}
+    make_tool(user_tools(isolated_home), "ordered-tool", schema=schema)
+    cold = json.dumps(run(pm, isolated_home, tmp_path)["ordered"].schema)
+    warm = json.dumps(run(pm, isolated_home, tmp_path)["ordered"].schema)
+    assert cold == warm == json.dumps(schema)
+
+
 def test_cached_failure_is_not_asked_again_but_signals_are(
     pm, isolated_home, make_tool, tmp_path
 ):
