@@ -47,10 +47,10 @@ def test_nothing_a_server_started_outlives_ikigai(servers, tmp_path, sig):
                               stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
-        while not pids(pidfile) or not pids(kids):  # one session lists, then calls
-            assert time.monotonic() < deadline, "the server never started"
+        calls = Path(f"{pidfile}.calls")
+        while not pids(kids) or not calls.exists():  # one session lists, then calls
+            assert time.monotonic() < deadline, "the call never reached the server"
             time.sleep(0.05)
-        time.sleep(1)  # the call is under way
         ikigai.send_signal(sig)
         ikigai.wait(timeout=15)
         left = [pid for pid in pids(pidfile) + pids(kids) if not wait_gone(pid, timeout=10)]

@@ -62,7 +62,10 @@ def fail() -> str:
 
 @mcp.tool()
 def slow(seconds: float) -> str:
-    """Sleep, then answer."""
+    """Sleep, then answer; ``slow`` goes to ``$EDGE_PIDS.calls`` first (the call is under way)."""
+    if os.environ.get("EDGE_PIDS"):
+        with open(os.environ["EDGE_PIDS"] + ".calls", "a") as calls:
+            calls.write("slow\n")
     time.sleep(seconds)
     return "slept"
 
