@@ -380,6 +380,7 @@ def test_corrupt_cache_is_rebuilt(pm, isolated_home, make_tool, tmp_path):
     assert cache.parent.stat().st_mode & 0o777 == 0o700
 
 
+@pytest.mark.cold_home  # it makes the cache's place unwritable
 def test_unwritable_cache_only_warns(pm, isolated_home, make_tool, tmp_path, capsys):
     make_tool(user_tools(isolated_home), "ok-tool")
     (isolated_home / "cache").write_text("a file where the cache directory should be")

@@ -120,6 +120,7 @@ def test_workspace_write_keeps_ikigai_home_and_dot_ikigai_read_only(tmp_path, is
     assert not (tmp_path / ".ikigai" / "permissions.json").exists()
 
 
+@pytest.mark.cold_home  # a first run: `tool list` asks each tool for its schema in the sandbox
 @pytest.mark.parametrize("args", [["tool", "list"], ["tool", "run", "bash", '{"command": "true"}']])
 def test_a_sandbox_without_bwrap_refuses_to_run_any_tool(args, tmp_path):
     python = shutil.which("python3")

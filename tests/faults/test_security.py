@@ -212,6 +212,7 @@ def test_hand_edited_cache_entry_is_asked_again(isolated_home, make_tool, tmp_pa
     assert registry["ok"].description == "The ok test tool"
 
 
+@pytest.mark.cold_home  # it writes the cache itself
 @pytest.mark.parametrize("content", ["", "[]", '{"version": 1, "entries": []}', "\xff\xfe",
                                      '{"version": "1", "entries": {"a": 1}}'])
 def test_corrupt_cache_and_snapshot_are_rebuilt(isolated_home, make_tool, tmp_path, content):
@@ -226,6 +227,7 @@ def test_corrupt_cache_and_snapshot_are_rebuilt(isolated_home, make_tool, tmp_pa
     assert "ok" in {t["name"] for t in json.loads(listed.stdout)}
 
 
+@pytest.mark.cold_home  # it makes the cache's place unwritable
 def test_cache_that_cannot_be_written_only_warns(isolated_home, make_tool, tmp_path):
     make_tool(isolated_home / "tools", "ok-tool")
     (isolated_home / "cache").write_text("a file where the cache folder belongs")

@@ -148,6 +148,7 @@ def test_tool_env_include_lets_a_project_read_that_key_on_purpose(project, keyed
     assert sent == {MARKERS["OPENAI_API_KEY"]}
 
 
+@pytest.mark.cold_home  # a first run: the tool settings are read to ask the tools
 def test_a_broken_tool_env_leaves_the_project_servers_out(project, keyed_env, isolated_home):
     (isolated_home / "config.json").write_text(json.dumps({"tool_env": {"include": "*"}}))
     root = project({"leak": dump("leak", "${OPENAI_API_KEY}")})
