@@ -422,7 +422,9 @@ def test_retry_delay_uses_the_clock_by_default():
 # -- One client per provider --------------------------------------------------
 
 
-def test_turns_share_one_client_per_provider(fake_server, monkeypatch):
+@pytest.fixture
+def clients_made(monkeypatch):
+    """The keyword arguments of each ``httpx.Client`` made from now on, none cached before."""
     made = []
     real = httpx.Client
 
@@ -432,22 +434,19 @@ def test_turns_share_one_client_per_provider(fake_server, monkeypatch):
 
     monkeypatch.setattr(transport, "_CLIENTS", {})
     monkeypatch.setattr(httpx, "Client", counting)
+    return made
+
+
+def test_turns_share_one_client_per_provider(fake_server, clients_made):
+    made = clients_made
     fake_server.push(json_reply({"text": "one"}), json_reply({"text": "two"}))
     assert turn(fake_server.url).text == "one"
     assert turn(fake_server.url).text == "two"
     assert len(made) == 1
 
 
-def test_warm_makes_the_client_the_first_turn_uses(fake_server, monkeypatch):
-    made = []
-    real = httpx.Client
-
-    def counting(*args, **kwargs):
-        made.append(kwargs)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(transport, "_CLIENTS", {})
-    monkeypatch.setattr(httpx, "Client", counting)
+def test_warm_makes_the_client_the_first_turn_uses(fake_server, clients_made):
+    made = clients_made
     environ = {"TOY_API_KEY": KEY, "TOY_BASE_URL": fake_server.url}
     warming = [transport.warm(ToyProvider(), environ) for _ in range(3)]  # at once
     for thread in warming:
