@@ -157,6 +157,26 @@ def test_a_tools_directory_that_is_a_file_is_reported(pm, isolated_home, tmp_pat
                               "tools go in a directory of that name")
 
 
+def test_a_directory_source_says_why_each_file_is_not_a_tool(tmp_path, make_tool):
+    """The public ``DirectorySource`` on its own (a plugin's tool folder), no trust checks."""
+    folder = tmp_path / "tools"
+    make_tool(folder, "good-tool")
+    make_tool(folder, ".hidden-tool")
+    (folder / "loop-tool").symlink_to(folder / "loop-tool")
+    source = DirectorySource(folder, name="plugin", precedence=5)
+    assert repr(source) == f"DirectorySource({str(folder)!r}, name='plugin')"
+    scan = source.scan()
+    assert [c.name for c in scan.candidates] == ["good"]
+    reasons = {s.name: (s.kind, s.reason) for s in scan.skipped}
+    assert reasons == {".hidden": ("ignored", "hidden file"),
+                       "loop": ("invalid", "cannot stat: Too many levels of symbolic links")}
+    as_file = tmp_path / "not-a-folder"
+    as_file.write_text("")
+    [skipped] = DirectorySource(as_file, name="plugin", precedence=5).scan().skipped
+    assert skipped.reason == (f"{as_file} is a file, not a directory; tools go in a directory "
+                              "of that name")
+
+
 def test_schema_size_limit_is_exact(pm, isolated_home, make_tool, tmp_path):
     def padded(size: int) -> str:
         base = json.dumps({**schema_for("x"), "pad": ""})

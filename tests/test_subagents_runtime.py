@@ -297,8 +297,15 @@ def test_bad_arguments_are_one_line_errors(model, tmp_path):
         (lambda: sup.wait(["nope"], 1), "no agent 'nope'"),
         (lambda: sup.wait([], 1, mode="most"), "mode must be"),
         (lambda: sup.fork("x", agent="reviewer"), "unknown agent 'reviewer'"),
+        (lambda: sup.fork("x", tools=["bash", 3]), "fork tools must be a list of tool names"),
+        (lambda: sup.wait([], -1), "wait timeout must be a number of seconds >= 0"),
+        (lambda: sup.wait([], float("nan")), "wait timeout must be a number of seconds >= 0"),
+        (lambda: sup.send("agent-1", " "), "send needs a non-empty message"),
+        (lambda: sup.send("nope", "hi"), "no agent 'nope'"),
     ]:
         with pytest.raises(UsageError, match=message):
             call()
     assert parse_budget({"seconds": 1.5, "cost": None}).seconds == 1.5
     sup.close()
+    with pytest.raises(UsageError, match="it cannot fork"):
+        sup.fork("after the end")
