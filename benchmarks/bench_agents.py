@@ -21,6 +21,7 @@ Run as ``python benchmarks/bench_agents.py [CYCLES [ROUNDS]]``.
 
 from __future__ import annotations
 
+import gc
 import os
 import statistics
 import subprocess
@@ -152,7 +153,9 @@ def stalls(model: Model, cwd: Path, rounds: int, children: int = 16) -> None:
         tick.join()
         return worst[0], elapsed
 
-    sup = Supervisor(root(model, cwd), max_running=children)
+    session = root(model, cwd)
+    session.warm().join(60)  # as `ikigai chat` starts: the client, genai-prices, then settle
+    sup = Supervisor(session, max_running=children)
 
     def run_children() -> None:
         ids = [sup.fork(f"busy {i}") for i in range(children)]
@@ -222,6 +225,7 @@ def drift(model: Model, cwd: Path, cycles: int) -> None:
 
 
 def main() -> None:
+    gc.freeze()  # as bin/ikigai does once the command line is imported
     cycles = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as work:

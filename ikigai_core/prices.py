@@ -29,6 +29,12 @@ def warm() -> None:
     thread.start()
 
 
+def warmed() -> None:
+    """Wait for :func:`warm`'s import, if one was started."""
+    for thread in list(_warming):
+        thread.join()
+
+
 def _import() -> None:
     try:
         import genai_prices  # noqa: F401

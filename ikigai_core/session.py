@@ -615,11 +615,22 @@ class Session:
     def warm(self) -> threading.Thread:
         """Make ready, on a thread of its own (returned, started), what the first request
         needs: httpx and the provider's client (``ikigai chat`` does as it starts, so its
-        first message or sub-agent does not wait for them)."""
+        first message or sub-agent does not wait for them), and genai-prices; then
+        :func:`~ikigai_core.heap.settle` what is loaded."""
+        from ikigai_core import heap, prices
         from ikigai_core.transport import warm
 
-        return warm(self.provider, provider_environ(self.provider, self.app.settings.providers,
-                                                    self.app.environ))
+        client = warm(self.provider, provider_environ(self.provider, self.app.settings.providers,
+                                                      self.app.environ))
+
+        def settle() -> None:
+            client.join()
+            prices.warmed()
+            heap.settle()
+
+        thread = threading.Thread(target=settle, name="ikigai-settle", daemon=True)
+        thread.start()
+        return thread
 
     def cancel(self) -> None:
         """Stop the prompt in progress, from any thread: its request to the model ends at
