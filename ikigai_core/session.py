@@ -620,15 +620,14 @@ class Session:
         from ikigai_core import heap, prices
         from ikigai_core.transport import warm
 
-        client = warm(self.provider, provider_environ(self.provider, self.app.settings.providers,
-                                                      self.app.environ))
+        environ = provider_environ(self.provider, self.app.settings.providers, self.app.environ)
 
         def settle() -> None:
-            client.join()
+            warm(self.provider, environ)
             prices.warmed()
             heap.settle()
 
-        thread = threading.Thread(target=settle, name="ikigai-settle", daemon=True)
+        thread = threading.Thread(target=settle, name="ikigai-warm", daemon=True)
         thread.start()
         return thread
 

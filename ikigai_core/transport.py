@@ -113,20 +113,13 @@ def _import_httpx() -> None:
                 del sys.modules[HTTPX_CLI]
 
 
-def warm(provider: Provider, environ: Mapping[str, str]) -> threading.Thread:
-    """Import httpx and make ``provider``'s HTTP client on a thread of their own, now
-    started, and return it: the first request (the chat's, or its first sub-agent's) then
-    goes out without paying for them (~100 ms; more on a loaded machine). ``environ``
-    names the base URL, as for a request."""
-    url = base_url(environ, provider.base_url_env, provider.default_base_url)
-
-    def make() -> None:
-        _import_httpx()
-        _client(provider.name, url)
-
-    thread = threading.Thread(target=make, name="ikigai-warm")
-    thread.start()
-    return thread
+def warm(provider: Provider, environ: Mapping[str, str]) -> None:
+    """Import httpx and make ``provider``'s HTTP client now (call it on a thread of its
+    own): the first request (the chat's, or its first sub-agent's) then goes out without
+    paying for them (~100 ms; more on a loaded machine). ``environ`` names the base URL,
+    as for a request."""
+    _import_httpx()
+    _client(provider.name, base_url(environ, provider.base_url_env, provider.default_base_url))
 
 
 def http_timeout(environ: Mapping[str, str]) -> httpx.Timeout:
@@ -440,9 +433,9 @@ def _client(provider: str, url: str) -> httpx.Client:
 
     Later turns reuse it and its open connections; a :class:`Cancel` can cut its requests,
     through the environment's proxy too (:func:`~ikigai_core.cancel.cancellable`). A
-    ``http://`` endpoint (a local server)
-    gets a client whose TLS context trusts nothing: it never speaks TLS, so loading every CA
-    certificate into the default context would be work for nothing on every turn.
+    ``http://`` endpoint (a local server) gets a client whose TLS context trusts nothing:
+    it never speaks TLS, so loading every CA certificate into the default context would be
+    work for nothing on every turn.
     """
     import httpx
 

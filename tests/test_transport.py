@@ -448,7 +448,10 @@ def test_turns_share_one_client_per_provider(fake_server, clients_made):
 def test_warm_makes_the_client_the_first_turn_uses(fake_server, clients_made):
     made = clients_made
     environ = {"TOY_API_KEY": KEY, "TOY_BASE_URL": fake_server.url}
-    warming = [transport.warm(ToyProvider(), environ) for _ in range(3)]  # at once
+    warming = [threading.Thread(target=transport.warm, args=(ToyProvider(), environ))
+               for _ in range(3)]
+    for thread in warming:  # at once
+        thread.start()
     for thread in warming:
         thread.join(10)
     assert len(made) == 1 and list(transport._CLIENTS) == [("toy", True)]
