@@ -1,7 +1,8 @@
 """Sub-agents (issue 25): fork latency, the parent's responsiveness, and drift over cycles.
 
-Run on demand: ``python benchmarks/bench_agents.py [CYCLES]``. Against a local fake OpenAI
-server (pytest-ikigai's), so the figures are ikigai's, not a network's:
+Run on demand, from a regular install (``tox -e bench -- agents``: an editable one adds 10 ms
+of import finders to every tool's start). Against a local fake OpenAI server
+(pytest-ikigai's) in a process of its own, so the figures are ikigai's, not a network's:
 
 1. fork -> the child's first provider request (target <= 150 ms), next to the baseline of
    a session's own ``send`` -> its request, measured in the same run: warm (in this
@@ -43,30 +44,73 @@ OPENAI = REPLIES["openai"]
 
 
 class Model:
-    """The fake server: each conversation's first user message picks its script; the
-    arrival of each conversation's first request is noted."""
+    """The fake server, in a process of its own (``--serve``): a model is never inside
+    ikigai's process, whose heap and interpreter lock are what part 2 measures (in-process,
+    its threads parsing every request and its record of them, collected by ikigai's cyclic
+    collector, were a third of the stalls). Each conversation's first user message picks
+    its script; the arrival of each conversation's first request is noted."""
 
     def __init__(self) -> None:
-        self.arrived: dict[str, float] = {}
-        self.server = FakeServer(check=self.answer)
+        self._arrived: dict[str, float] = {}
+        self._noted = threading.Condition()
+        self._process = subprocess.Popen([sys.executable, __file__, "--serve"], text=True,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self._process.stdout is not None
+        self.url = self._process.stdout.readline().strip()
+        self.pid = self._process.pid
+        threading.Thread(target=self._note, args=(self._process.stdout,), daemon=True).start()
 
-    def answer(self, request: RecordedRequest) -> Reply:
-        body: Any = request.json
-        messages = body["messages"]
-        prompt = next(m["content"] for m in messages if m["role"] == "user")
-        self.arrived.setdefault(prompt, time.perf_counter())
-        turn = sum(1 for m in messages if m["role"] == "assistant")
-        stream = body.get("stream") is True
-        if prompt.startswith("busy") and turn < 2:
-            reply = OPENAI.reply("", [(f"c{turn}", "glob", {"pattern": "*.py"})], stream=stream)
-            return replace(reply, wait=0.02)
-        return replace(OPENAI.reply("done", stream=stream),
-                       wait=0.02 if prompt.startswith("busy") else 0.0)
+    def _note(self, lines: Any) -> None:
+        for line in lines:
+            prompt, _, at = line.rstrip("\n").rpartition("\t")
+            with self._noted:
+                self._arrived.setdefault(prompt, float(at))  # perf_counter: system-wide
+                self._noted.notify_all()
+
+    def arrival(self, prompt: str, timeout: float = 60) -> float:
+        """When the first request of the conversation ``prompt`` began reached the model."""
+        with self._noted:
+            if not self._noted.wait_for(lambda: prompt in self._arrived, timeout):
+                raise SystemExit(f"benchmark stopped: {prompt!r} never reached the model")
+            return self._arrived.pop(prompt)
+
+    def close(self) -> None:
+        assert self._process.stdin is not None
+        self._process.stdin.close()
+        self._process.wait(10)
+
+
+def answer(request: RecordedRequest) -> Reply:
+    """The model's side (``--serve``): the reply, and the arrival noted on stdout."""
+    body: Any = request.json
+    messages = body["messages"]
+    prompt = next(m["content"] for m in messages if m["role"] == "user")
+    turn = sum(1 for m in messages if m["role"] == "assistant")
+    if turn == 0:
+        print(f"{prompt}\t{time.perf_counter()}", flush=True)
+    stream = body.get("stream") is True
+    if prompt.startswith("busy") and turn < 2:
+        reply = OPENAI.reply("", [(f"c{turn}", "glob", {"pattern": "*.py"})], stream=stream)
+        return replace(reply, wait=0.02)
+    return replace(OPENAI.reply("done", stream=stream),
+                   wait=0.02 if prompt.startswith("busy") else 0.0)
+
+
+def serve() -> None:
+    """Serve :func:`answer` until stdin closes, keeping no record of the requests."""
+    def check(request: RecordedRequest) -> Reply:
+        server.requests.clear()
+        return answer(request)
+
+    server = FakeServer(check=check)
+    print(server.url, flush=True)
+    sys.stdin.read()
+    server.close()
 
 
 def root(model: Model, cwd: Path) -> Session:
     """A root session talking to ``model``, its tools discovered, allowed to run them."""
-    environ = {**os.environ, "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": model.server.url}
+    environ = {**os.environ, "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": model.url}
     session = Session.open(App(environ=environ, cwd=cwd), "openai", log=False,
                            ask=lambda question: "y")
     session.tools()
@@ -81,11 +125,11 @@ def fork_latency(model: Model, cwd: Path, rounds: int = 30) -> None:
         started = time.perf_counter()
         child = sup.fork(f"latency {i}")
         sup.wait([child], 30)
-        forked.append(model.arrived[f"latency {i}"] - started)
+        forked.append(model.arrival(f"latency {i}") - started)
         session.clear()  # a fresh conversation, as a child's is
         started = time.perf_counter()
         session.send(f"direct {i}")
-        direct.append(model.arrived[f"direct {i}"] - started)
+        direct.append(model.arrival(f"direct {i}") - started)
     sup.close()
     f, d = statistics.median(forked), statistics.median(direct)
     print(f"fork -> first request: median {f * 1000:.1f} ms, max {max(forked) * 1000:.1f} ms "
@@ -100,7 +144,7 @@ def cold_fork(model: Model, cwd: Path, rounds: int = 5, idle: float = 1.0) -> No
         """Seconds from ``line`` typed into a fresh chat on ``home``, idle at its prompt
         for ``idle`` s, to the model receiving ``prompt``."""
         environ = {**os.environ, "IKIGAI_HOME": home, "OPENAI_API_KEY": "sk-bench",
-                   "OPENAI_BASE_URL": model.server.url, "IKIGAI_PROVIDER": "openai"}
+                   "OPENAI_BASE_URL": model.url, "IKIGAI_PROVIDER": "openai"}
         chat = subprocess.Popen([ikigai, "chat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, env=environ, cwd=cwd, text=True)
         assert chat.stdin is not None and chat.stdout is not None
@@ -111,13 +155,9 @@ def cold_fork(model: Model, cwd: Path, rounds: int = 5, idle: float = 1.0) -> No
         started = time.perf_counter()
         chat.stdin.write(line + "\n")
         chat.stdin.flush()
-        deadline = started + 60
-        while prompt not in model.arrived:
-            if time.perf_counter() > deadline:
-                raise SystemExit(f"benchmark stopped: {prompt!r} never reached the model")
-            time.sleep(0.001)
+        arrived = model.arrival(prompt)
         chat.communicate(timeout=60)
-        return model.arrived[prompt] - started
+        return arrived - started
 
     def compare(what: str, home: Any) -> None:
         forked = [first(f"/fork {what} {i}", f"{what} {i}", home()) for i in range(rounds)]
@@ -205,8 +245,7 @@ def drift(model: Model, cwd: Path, cycles: int) -> None:
         child = sup.fork(f"cycle {i}")
         sup.wait([child], 30)
         sup.kill(child)
-        del model.server.requests[:]  # the fake server's record of them is not ikigai's
-        model.arrived.clear()
+        model.arrival(f"cycle {i}")
 
     time.sleep(IDLE * 2)  # part 2's idle tool workers end first: they are not drift
     for i in range(50):
@@ -221,7 +260,7 @@ def drift(model: Model, cwd: Path, cycles: int) -> None:
     print(f"{cycles} fork/wait/kill cycles in {elapsed:.1f} s ({elapsed / cycles * 1000:.1f} ms "
           f"each): fds {after[0] - fds:+d}, threads {after[1] - threads:+d}, RSS "
           f"{(after[2] - rss) / 1024:+.1f} MiB ({(after[2] - rss) / cycles:+.2f} KiB a cycle), "
-          f"processes left {len(children_of_this_process())}")
+          f"processes left {len(set(children_of_this_process()) - {model.pid})}")
 
 
 def main() -> None:
@@ -240,8 +279,8 @@ def main() -> None:
             stalls(model, cwd, rounds)
             drift(model, cwd, cycles)
         finally:
-            model.server.close()
+            model.close()
 
 
 if __name__ == "__main__":
-    main()
+    serve() if sys.argv[1:] == ["--serve"] else main()

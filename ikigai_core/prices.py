@@ -38,6 +38,7 @@ def warmed() -> None:
 def _import() -> None:
     try:
         import genai_prices  # noqa: F401
+        import genai_prices.data  # noqa: F401 - the table itself, which the first price loads
     except Exception:  # noqa: BLE001 - cost_of's own import says what went wrong
         pass
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
 
 import pytest
@@ -37,3 +38,23 @@ def test_a_warmed_session_freezes_what_it_loaded_where_the_start_was_frozen(
         session.warm().join(60)
     assert "httpx" in sys.modules and "genai_prices" in sys.modules  # warmed, then settled
     assert all(obj is not loaded_since for obj in gc.get_objects())  # frozen: not walked
+
+
+def test_the_price_table_is_loaded_by_the_warm_up_not_by_the_first_price(tmp_path):
+    """genai-prices loads its table (16,000 objects) on the first price: the warm-up loads
+    it, so it is settled with the rest instead of walked by every full collection after."""
+    script = (
+        "import gc\n"
+        "gc.freeze()\n"
+        "from ikigai_core import heap, prices\n"
+        "from ikigai_core.conversation import Usage\n"
+        "prices.warm(); prices.warmed(); heap.settle()\n"
+        "before = len(gc.get_objects())\n"
+        "cost = prices.cost_of('openai', 'gpt-4o', Usage(input_tokens=1000, output_tokens=10))\n"
+        "print(cost, len(gc.get_objects()) - before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
+    cost, grown = done.stdout.split()
+    assert float(cost) > 0
+    assert int(grown) < 1000, done.stdout
