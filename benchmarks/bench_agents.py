@@ -15,7 +15,8 @@ of import finders to every tool's start). Against a local fake OpenAI server
    parent's event handling (target <= 50 ms), next to the same ticker with no children,
    over ROUNDS rounds (default 10): one round says little on a shared 2-core machine;
 3. CYCLES (default 1,000) fork/wait/kill cycles: the change in open fds, threads and RSS
-   from after a warm-up of 50 cycles, and the processes left (target: no drift, none).
+   from after a warm-up of ``KEEP_ENDED`` + 50 cycles (by then the tree keeps the records of
+   as many ended agents as it ever will), and the processes left (target: no drift, none).
 
 Run as ``python benchmarks/bench_agents.py [CYCLES [ROUNDS]]``.
 """
@@ -36,6 +37,7 @@ from typing import Any
 
 from ikigai_core import App, Session
 from ikigai_core.orchestration import Supervisor
+from ikigai_core.orchestration.supervisor import KEEP_ENDED
 from ikigai_core.workers import IDLE
 from pytest_ikigai.fakeserver import FakeServer, RecordedRequest, Reply
 from pytest_ikigai.replies import REPLIES
@@ -248,11 +250,12 @@ def drift(model: Model, cwd: Path, cycles: int) -> None:
         model.arrival(f"cycle {i}")
 
     time.sleep(IDLE * 2)  # part 2's idle tool workers end first: they are not drift
-    for i in range(50):
+    warm_up = KEEP_ENDED + 50
+    for i in range(warm_up):
         cycle(i)
     fds, threads, rss = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()
     started = time.perf_counter()
-    for i in range(50, 50 + cycles):
+    for i in range(warm_up, warm_up + cycles):
         cycle(i)
     elapsed = time.perf_counter() - started
     after = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()

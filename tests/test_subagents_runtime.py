@@ -309,3 +309,29 @@ def test_bad_arguments_are_one_line_errors(model, tmp_path):
     sup.close()
     with pytest.raises(UsageError, match="it cannot fork"):
         sup.fork("after the end")
+
+
+def test_the_tree_keeps_the_last_ended_agents_and_still_counts_the_rest(
+        model, tmp_path, monkeypatch):
+    """A run that forks thousands keeps a bounded tree: past KEEP_ENDED ended agents the
+    oldest are forgotten, and their tokens stay in every total."""
+    from ikigai_core.orchestration import supervisor
+
+    monkeypatch.setattr(supervisor, "KEEP_ENDED", 2)
+    m = model({"kid": ["kid done"]})
+    sup = _root(m, tmp_path)
+    ids = []
+    for _ in range(5):
+        ids.append(sup.fork("kid"))
+        sup.wait(ids[-1:], TIMEOUT)
+        sup.kill(ids[-1])
+    live = sup.fork("kid")
+    sup.wait([live], TIMEOUT)
+
+    assert [(a.id, a.status) for a in sup.list()] == [
+        (ids[3], "killed"), (ids[4], "killed"), (live, "done")]
+    assert sup.usage()["children"]["total"] == 6 * 15  # 15 tokens a scripted answer
+    assert sup.root.live.usage.total == 6 * 15
+    with pytest.raises(UsageError, match=f"no agent '{ids[0]}'"):
+        sup.wait([ids[0]], 1)
+    sup.close()

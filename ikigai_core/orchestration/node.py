@@ -104,6 +104,9 @@ class AgentNode:
     usage: Usage = field(default_factory=Usage)
     """Tokens of this agent and all its descendants."""
     children: list[AgentNode] = field(default_factory=list)
+    forgotten: Usage = field(default_factory=Usage)
+    """Tokens of its ended children the tree no longer keeps (the supervisor's
+    ``KEEP_ENDED``); :attr:`usage` still counts them."""
     inbox: deque[str] = field(default_factory=deque)
     thread: threading.Thread | None = None
     stop: str | None = None

@@ -63,6 +63,11 @@ WAIT_OUTPUT_CAP = 16 * 1024
 JOIN_TIMEOUT = 10.0
 """Seconds ``kill`` and ``close`` wait for a stopped agent's thread (its tools are killed
 within a fraction of that)."""
+KEEP_ENDED = 100
+"""Ended agents (killed, over budget, interrupted) whose records the tree keeps; past that,
+the oldest is forgotten with its descendants once all of them ended: ``list`` and the API no
+longer know it, sessions.db still has it (``ikigai sessions show``), and its tokens stay in
+its ancestors' totals. A run that forks thousands keeps a bounded tree."""
 FORK_TOOL = "agent_fork"
 RECORDED = {QUEUED: "running", RUNNING: "running", FAILED: "done"}
 """The session log's word for a state it has none for (schema 4 knows running, done,
@@ -169,6 +174,7 @@ class Supervisor:
         self._ids = itertools.count(1)
         self._ask_lock = threading.Lock()
         self._prompt_of: dict[AgentNode, int] = {}
+        self._ended: deque[AgentNode] = deque()
         self._closed = False
         self._ledger = Ledger(session.app.home)
         session.on_cancel.append(self.cancel_turn)
@@ -315,7 +321,7 @@ class Supervisor:
             me = self._node(caller)
             total = me.live.usage if me is self.root else me.usage
             return {"id": me.id, "total": usage_dict(total),
-                    "children": usage_dict(sum((c.usage for c in me.children), Usage()))}
+                    "children": usage_dict(sum((c.usage for c in me.children), me.forgotten))}
 
     def agent_for(self, token: str) -> str | None:
         """The id of the agent holding API ``token``; ``None`` for no agent's."""
@@ -563,6 +569,22 @@ class Supervisor:
             node.session = None
             self._tokens.pop(node.token, None)
             self._prompt_of.pop(node, None)
+            self._ended.append(node)
+            self._forget_ended()
+
+    def _forget_ended(self) -> None:
+        """Under the lock: keep the records of the last :data:`KEEP_ENDED` ended agents
+        (an older one whose descendants have not all ended stays with them)."""
+        while len(self._ended) > KEEP_ENDED:
+            node = self._ended.popleft()
+            subtree = [node, *node.descendants()]
+            if node.id not in self._nodes or any(a.status not in ENDED for a in subtree):
+                continue
+            for agent in subtree:
+                del self._nodes[agent.id]
+            assert node.parent is not None
+            node.parent.children.remove(node)
+            node.parent.forgotten += node.usage
 
     def _settled(self, node: AgentNode) -> bool:
         return node.thread is None and node.status not in (QUEUED, RUNNING)
