@@ -336,7 +336,9 @@ class Supervisor:
         """Stop the children the root forked during its current prompt (the root's
         cancel and Ctrl-C call this)."""
         current = self.root.live.prompts
-        for node in [n for n, prompt in self._prompt_of.items() if prompt == current]:
+        with self._lock:  # a child ending meanwhile leaves _prompt_of
+            turn = [node for node, prompt in self._prompt_of.items() if prompt == current]
+        for node in turn:
             self._stop(node, KILLED, "cancelled with its parent's turn")
 
     def close(self) -> None:
