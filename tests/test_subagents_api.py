@@ -19,7 +19,8 @@ from ikigai_core import App, Session
 from ikigai_core.conversation import ToolResultsMessage
 from ikigai_core.orchestration import serving
 from ikigai_toolkit.agents_api import AgentsApiError, AgentsClient
-from tests.support.agents import AgentModel
+from tests.support.agents import AgentModel, first_prompt
+from tests.test_cli_agent import advertised
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "docs" / "agents-api.schema.json").read_text())
 TIMEOUT = 30
@@ -110,7 +111,9 @@ def test_every_request_and_reply_matches_the_published_schema(served):
              ("send", {"id": "agent-1", "message": "again"}),
              ("list", None), ("usage", {}), ("kill", {"id": "agent-1"}),
              ("fork", {"prompt": ""}), ("kill", {"id": "agent-9"}), ("nope", {}),
-             ("fork", {"prompt": "x", "colour": "red"}), ("wait", {"timeout": "soon"})]
+             ("fork", {"prompt": "x", "colour": "red"}), ("wait", {"timeout": "soon"}),
+             ("fork", {"prompt": "x", "history": True}), ("fork", {"prompt": "x", "history": -1}),
+             ("fork", {"prompt": "x", "history": 2.5})]
     validator = jsonschema.Draft202012Validator
     for number, (method, params) in enumerate(calls):
         request = {"jsonrpc": "2.0", "id": number, "method": method}
@@ -158,3 +161,19 @@ def test_the_client_says_in_one_line_when_no_api_is_served(tmp_path):
                          timeout=TIMEOUT)
     assert out.returncode == 0
     assert json.loads(out.stdout)["error_code"] == "AGENTS_API"
+
+
+def test_a_child_at_the_depth_limit_is_not_sent_agent_fork(served):
+    """Depth 2 (the default) allows grandchildren: a child may fork, so it is sent
+    ``agent_fork``; a grandchild may not, so it is not (the other ``agent_*`` tools it is)."""
+    model, sup = served({"kid": ["kid done"], "grandkid": ["grandkid done"]})
+    kid = sup.fork("kid")
+    sup.wait([kid], TIMEOUT)
+    grandkid = sup.fork("grandkid", caller=kid)
+    sup.wait([grandkid], TIMEOUT)
+
+    sent = {first_prompt(r.json): advertised("openai", r.json) for r in model.server.requests}
+    agent_tools = ["agent_fork", "agent_kill", "agent_list", "agent_send", "agent_wait"]
+    assert set(agent_tools) <= set(sent["kid"])
+    assert "agent_fork" not in sent["grandkid"]
+    assert set(sent["kid"]) - set(sent["grandkid"]) == {"agent_fork"}

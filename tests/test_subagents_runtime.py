@@ -4,6 +4,7 @@ provider plugin against a local scripted model, real tools as subprocesses."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -150,15 +151,18 @@ def test_kill_mid_tool_cascades_and_leaves_no_process(model, tmp_path, approve_a
     sup.close()
 
 
+def held(started, gate, name: str):
+    """A turn calling bash that writes its pid to ``started/name`` and runs until the
+    test creates ``gate``."""
+    return [("bash", {"command": f"echo $$ > {started}/{name}; "
+                      f"while [ ! -e {gate} ]; do sleep 0.05; done; echo {name} ran"})]
+
+
 def test_killing_a_child_mid_tool_leaves_its_siblings_tool_running(model, tmp_path, approve_all):
     started, gate = tmp_path / "started", tmp_path / "gate"
     started.mkdir()
-
-    def held(name):  # runs until the test opens the gate
-        return [("bash", {"command": f"echo $$ > {started}/{name}; "
-                          f"while [ ! -e {gate} ]; do sleep 0.05; done; echo {name} ran"})]
-
-    m = model({"doomed": [held("doomed"), "never"], "sibling": [held("sibling"), "sibling done"]})
+    m = model({"doomed": [held(started, gate, "doomed"), "never"],
+               "sibling": [held(started, gate, "sibling"), "sibling done"]})
     sup = _root(m, tmp_path)
     doomed, sibling = sup.fork("doomed"), sup.fork("sibling")
     deadline = time.monotonic() + TIMEOUT
@@ -294,6 +298,8 @@ def test_bad_arguments_are_one_line_errors(model, tmp_path):
         (lambda: sup.fork("x", budget={"tokens": -1}), "budget.tokens must be a positive"),
         (lambda: sup.fork("x", budget={"dollars": 1}), "unknown key 'dollars'"),
         (lambda: sup.fork("x", history="some"), "history must be"),
+        (lambda: sup.fork("x", history=-1), "history must be"),
+        (lambda: sup.fork("x", history=True), "history must be"),
         (lambda: sup.wait(["nope"], 1), "no agent 'nope'"),
         (lambda: sup.wait([], 1, mode="most"), "mode must be"),
         (lambda: sup.fork("x", agent="reviewer"), "unknown agent 'reviewer'"),
@@ -334,4 +340,124 @@ def test_the_tree_keeps_the_last_ended_agents_and_still_counts_the_rest(
     assert sup.root.live.usage.total == 6 * 15
     with pytest.raises(UsageError, match=f"no agent '{ids[0]}'"):
         sup.wait([ids[0]], 1)
+    sup.close()
+
+
+# -- Paths of the API no other test takes (issue 25's audit, gap 6) ---------------------------
+
+
+def _for_session(model: AgentModel, tmp_path) -> Supervisor:
+    """A supervisor as ``ask`` and ``chat`` make it: the settings and agent definitions of
+    the test's ``$IKIGAI_HOME``."""
+    app = App(environ={**os.environ, **model.environ}, cwd=tmp_path)
+    return Supervisor.for_session(Session.open(app, "openai", log=False))
+
+
+def test_send_with_interrupt_kills_the_tool_drops_the_exchange_and_answers_the_next(
+        model, tmp_path, approve_all):
+    pid_file = tmp_path / "pid"
+    m = model({"slow": [[("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"})],
+                        "never"],
+               "next": ["next answered"]})
+    sup = _root(m, tmp_path)
+    child = sup.fork("slow")
+    tool = pid_written(pid_file)
+
+    sup.send(child, "next", interrupt=True)
+
+    [result] = sup.wait([child], TIMEOUT)
+    assert (result.status, result.output, result.error) == ("done", "next answered", None)
+    assert wait_gone(tool, timeout=10), "the interrupted tool still runs"
+    sent = m.server.requests[-1].json["messages"]  # the slow exchange is not in it
+    assert [(msg["role"], msg["content"]) for msg in sent if msg["role"] != "system"] == [
+        ("user", "next")]
+    sup.close()
+
+
+def test_kill_without_cascade_stops_the_child_and_its_own_child_runs_on(
+        model, tmp_path, approve_all):
+    started, gate = tmp_path / "started", tmp_path / "gate"
+    started.mkdir()
+    m = model({"parent": [held(started, gate, "parent"), "never"],
+               "kid": [held(started, gate, "kid"), "kid done"]})
+    sup = _root(m, tmp_path)
+    parent = sup.fork("parent")
+    kid = sup.fork("kid", caller=parent)
+    pids = {name: pid_written(started / name) for name in ("parent", "kid")}
+
+    info = sup.kill(parent, cascade=False)
+
+    assert info.status == "killed"
+    assert wait_gone(pids["parent"], timeout=10)
+    assert {a.id: a.status for a in sup.list()} == {parent: "killed", kid: "running"}
+    gate.touch()  # the kid's tool was never killed: it ends on its own
+    [result] = sup.wait([kid], TIMEOUT)
+    assert (result.status, result.output) == ("done", "kid done")
+    assert sup.usage()["children"]["total"] == 3 * 15  # the parent's turn, the kid's two
+    sup.close()
+
+
+def test_history_n_gives_the_child_the_parents_last_n_answered_messages(model, tmp_path):
+    m = model({"earlier": ["earlier answer", "second answer", "child of 4"],
+               "second": ["unused", "child of 2"], "now": ["child of 0"]})
+    sup = _root(m, tmp_path)
+    sup.root.live.send("earlier")
+    sup.root.live.send("second")
+
+    def first_request(history: int) -> list[str]:
+        child = sup.fork("now", history=history)
+        assert sup.wait([child], TIMEOUT)[0].status == "done"
+        return [msg["content"] for msg in m.server.requests[-1].json["messages"]
+                if msg["role"] != "system"]
+
+    assert first_request(2) == ["second", "second answer", "now"]
+    assert first_request(3) == ["second", "second answer", "now"]  # it starts at a user's
+    assert first_request(4) == ["earlier", "earlier answer", "second", "second answer", "now"]
+    assert first_request(40) == first_request(4)  # more than there are: all of them
+    assert first_request(0) == ["now"]
+    sup.close()
+
+
+def test_a_definition_gives_a_fork_its_system_prompt_tools_model_and_max_turns(
+        model, tmp_path, isolated_home, approve_all):
+    (isolated_home / "agents").mkdir()
+    (isolated_home / "agents" / "reviewer.md").write_text(
+        "---\ndescription: Reviews a file.\ntools: [file_read, glob]\nmodel: gpt-4.1-nano\n"
+        "max_turns: 1\n---\nYou review files, briefly.\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    m = model({"review a.py": [[("file_read", {"file_path": "a.py"})], "never reached"]})
+    sup = _for_session(m, tmp_path)
+
+    [result] = sup.wait([sup.fork("review a.py", agent="reviewer")], TIMEOUT)
+
+    [request] = [r.json for r in m.server.requests]  # max_turns 1: no second request
+    assert request["messages"][0] == {"role": "system", "content": "You review files, briefly."}
+    assert request["model"] == "gpt-4.1-nano"
+    assert advertised("openai", request) == ["file_read", "glob"]
+    assert result.status == "failed" and result.error.startswith("stopped after 1 turn")
+    assert [a.name for a in sup.list()] == ["reviewer"]
+    sup.close()
+
+
+def test_the_settings_reach_the_runtime_through_for_session(model, tmp_path, isolated_home):
+    (isolated_home / "config.json").write_text(json.dumps({
+        "agents_max_running": 1, "agents_max_depth": 1, "agents_budget_turns": 1,
+        "agents_budget_tokens": 20}))
+    glob = [("glob", {"pattern": "*"})]
+    m = model({"slow": [slowly("slow done", 0.5)], "work": [glob, glob, "never"]})
+    sup = _for_session(m, tmp_path)
+    slow = sup.fork("slow")
+    turns = sup.fork("work")
+    tokens = sup.fork("work", budget={"turns": 5})  # its own turns; the settings' tokens
+
+    assert {a.id: a.status for a in sup.list()} == {
+        slow: "running", turns: "queued", tokens: "queued"}  # agents_max_running 1
+    with pytest.raises(UsageError, match="agents_max_depth is 1"):
+        sup.fork("deeper", caller=slow)
+    results = {r.id: r for r in sup.wait([slow, turns, tokens], TIMEOUT)}
+    assert results[slow].status == "done"
+    assert results[turns].status == "budget_exceeded"
+    assert "the turns limit of 1 turns" in results[turns].error
+    assert results[tokens].status == "budget_exceeded"
+    assert "the tokens limit of 20 tokens" in results[tokens].error
     sup.close()
