@@ -333,3 +333,26 @@ def test_a_first_fork_waits_for_the_chats_discovery_instead_of_running_another(
     assert m.first_prompts() == ["kid"]
     assert "slow" in [tool["function"]["name"] for tool in m.server.requests[0].json["tools"]], err
     assert asked.read_text() == "x\n"
+
+
+def test_send_interrupt_in_chat_stops_the_childs_tool_and_it_answers_the_new_message(
+        model, isolated_home, tmp_path):
+    from tests.support.procs import pid_written, wait_gone
+
+    pids = tmp_path / "pid"
+    m = model({"slow": [[("bash", {"command": f"echo $$ > {pids}; exec sleep 60"})],
+                        "never reached"],
+               "instead": ["the new answer"]})
+    with chat_on_terminal(m, isolated_home, tmp_path, "--yes") as chat:
+        chat.wait_for("tokens:")
+        chat.write(b"/fork slow\r")
+        pid = pid_written(pids)
+        chat.write(b"/send --interrupt agent-1 instead\r")
+        chat.wait_for("Sent to agent-1.")
+        assert wait_gone(pid, timeout=10), "the interrupted tool still runs"
+        chat.wait_for("agent agent (agent-1) done")
+        chat.write(b"/agents agent-1\r")
+        shown = chat.wait_for("the new answer")
+        assert re.search(r"^agent-1: done, \d+ tokens$", shown, re.M)
+    [last] = [r.json for r in m.server.requests if r.json["messages"][1]["content"] == "instead"]
+    assert "slow" not in str(last["messages"])  # the interrupted exchange was dropped
