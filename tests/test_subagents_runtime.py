@@ -60,6 +60,22 @@ def test_three_children_run_at_once_and_wait_returns_their_answers(model, tmp_pa
     sup.close()
 
 
+def test_each_count_of_a_childs_tokens_is_told_as_it_runs(model, tmp_path, approve_all):
+    """The front end hears a ``usage`` event as each of a running child's model turns is
+    counted (the chat's status line redraws on it), not only when the child ends."""
+    m = model({"work": [[("bash", {"command": "true"})], "worked"]})
+    sup = _root(m, tmp_path)
+    heard: list[tuple[str, str, int]] = []
+    sup.on_event = lambda e: heard.append((e.kind, e.status, sup.root.live.usage.total))
+
+    [result] = sup.wait([sup.fork("work")], TIMEOUT)
+
+    assert result.output == "worked"
+    assert heard == [("started", "running", 0), ("usage", "running", 15),
+                     ("usage", "running", 30), ("ended", "done", 30)]
+    sup.close()
+
+
 def test_the_running_cap_queues_further_forks_in_order(model, tmp_path):
     m = model({"slow 0": [slowly("slow done", 0.5)], "slow 1": [slowly("slow done", 0.5)],
                "quick": ["quick done"]})

@@ -107,7 +107,8 @@ class Definition(Protocol):
 class AgentEvent:
     """What the front end hears about a child.
 
-    :param kind: ``queued``, ``started``, ``ended`` or ``approval`` (it asks the user).
+    :param kind: ``queued``, ``started``, ``ended``, ``approval`` (it asks the user) or
+        ``usage`` (its latest model turns were counted: the totals grew).
     :param id: the child's id. :param name: its definition's name, or ``agent``.
     :param status: its status now. :param error: why it ended, if it failed or was stopped.
     """
@@ -507,6 +508,7 @@ class Supervisor:
                 limit = agent.budget.tokens
                 if agent is not node and limit is not None and agent.usage.total > limit:
                     over.append(agent)
+        self._emit("usage", node)
         for agent in over:
             why = (f"{BUDGET_EXCEEDED}: tokens: {agent.id} and its descendants used over "
                    f"{agent.budget.tokens}")
