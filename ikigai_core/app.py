@@ -49,6 +49,10 @@ class App:
         self.served_sources: list[ToolSource] = []
         """Tool sources discovered only while something serves them (the agents API's
         ``agent_*`` tools)."""
+        self.served_environ: dict[str, str] = {}
+        """Variables every server process (purpose ``server``: an MCP server) gets while
+        something serves them (the agents API's, with ``agents_api_mcp``); never written
+        into :attr:`environ`, so nothing outlives what serves them."""
         self._project: tuple[Path, Path | None] | None = None
         self.stored_keys: dict[str, str] = {}
         """Where each provider's key that ``ikigai keys`` stored, now in :attr:`environ`,
@@ -182,5 +186,8 @@ class App:
 
     def prepare_process(self, spec: ProcessSpec) -> None:
         """Let the ``ikigai_tool_process`` plugins change ``spec`` before a tool process
-        starts (calls and ``--schema`` alike), without building the executor."""
+        starts (calls and ``--schema`` alike), without building the executor. A server's
+        process gets :attr:`served_environ` first, so the plugins judge it too."""
+        if spec.purpose == "server":
+            spec.env.update(self.served_environ)
         self._process_hook(spec=spec, context=self.context)

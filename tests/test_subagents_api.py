@@ -148,7 +148,8 @@ def test_the_socket_is_private_reaches_tool_processes_only_and_goes_at_exit(
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
         sup.root.live.send("parent")
         assert _outputs(sup.root.live) == [str(path)]
-        assert "IKIGAI_API" not in app.environ  # MCP servers start from this
+        assert "IKIGAI_API" not in app.environ
+        assert app.served_environ == {}  # an MCP server gets neither variable by default
     model.close()
     assert not path.parent.exists()
 

@@ -158,8 +158,11 @@ def serving(session: Session, *,
             on_event: Callable[[AgentEvent], None] | None = None) -> Iterator[Supervisor]:
     """``session``'s :meth:`Supervisor.for_session`, serving the agents API while the block
     runs: every tool process of the tree gets ``IKIGAI_API`` and its own agent's
-    ``IKIGAI_API_TOKEN``, and the ``agent_*`` tools are discovered. At its end every child
-    is stopped and the socket's directory removed (``ask`` and ``chat`` run in this)."""
+    ``IKIGAI_API_TOKEN``, and the ``agent_*`` tools are discovered; with ``agents_api_mcp``
+    an MCP server started meanwhile gets both (the root's token) through
+    :attr:`App.served_environ <ikigai_core.app.App.served_environ>`. At its end every child
+    is stopped, the socket's directory removed and the variables taken back (``ask`` and
+    ``chat`` run in this)."""
     from ikigai_tools_builtin.builtin import agent_tools
 
     supervisor = Supervisor.for_session(session, on_event=on_event)
@@ -173,13 +176,16 @@ def serving(session: Session, *,
     if tools is not None:
         app.served_sources.append(tools)
     session.registry = None  # discover again, with them
-    if app.settings.agents_api_mcp:  # MCP servers start from the app's environment
-        app.environ.update(supervisor.environ, IKIGAI_API_TOKEN=supervisor.root.token)
+    served = ({**supervisor.environ, "IKIGAI_API_TOKEN": supervisor.root.token}
+              if app.settings.agents_api_mcp else {})
+    app.served_environ.update(served)  # an MCP server started from now on gets them
     try:
         yield supervisor
     finally:
         supervisor.close()
         server.close()
+        for name in served:
+            app.served_environ.pop(name, None)
         if tools is not None:
             app.served_sources.remove(tools)
 

@@ -101,6 +101,36 @@ def test_the_server_environment_goes_through_the_tool_process_hook(servers, isol
     assert seen["PATH"] == os.environ["PATH"]
 
 
+
+@pytest.mark.parametrize("asked", [True, False], ids=["agents_api_mcp", "default"])
+def test_a_server_gets_the_agents_api_only_when_the_setting_asks(
+        asked, servers, isolated_home, tmp_path, approve_all):
+    """With ``agents_api_mcp`` an MCP server started while the API is served gets its
+    address and the root's token; by default neither. Neither stays in ikigai's own
+    environment once the API is gone: a later tool run gets none."""
+    from ikigai_core import Session
+    from ikigai_core.orchestration import serving
+    from tests.support.agents import AgentModel
+
+    (isolated_home / "config.json").write_text(json.dumps({"agents_api_mcp": asked}))
+    servers({"edge": edge()})
+    both = [("edge__env", {"name": "IKIGAI_API"}), ("edge__env", {"name": "IKIGAI_API_TOKEN"})]
+    model = AgentModel({"go": [both, "ok"]})
+    app = App(environ={**os.environ, **model.environ}, cwd=tmp_path)
+    try:
+        with serving(Session.open(app, "openai", log=False)) as sup:
+            sup.root.live.send("go")
+            given = [sup.environ["IKIGAI_API"], sup.root.token] if asked else ["<unset>"] * 2
+        seen = [json.loads(msg["content"])["result"]["result"]
+                for msg in model.server.requests[-1].json["messages"] if msg["role"] == "tool"]
+        assert seen == given
+    finally:
+        model.close()
+    later = app.executor.call(app.registry(), "bash", {
+        "command": "echo ${IKIGAI_API:-none} ${IKIGAI_API_TOKEN:-none}"})
+    assert later.envelope["result"]["output"].strip() == "none none"
+
+
 @needs_bwrap
 def test_the_sandbox_wraps_a_server_like_any_tool_process(servers, tmp_path, monkeypatch):
     servers({"edge": {**edge(), "env": {}}})  # nothing to write outside the sandbox
