@@ -1,8 +1,9 @@
 """What a session may spend, and the meter that stops it when that is reached (issue 26 §4).
 
 A :class:`Budget` caps tokens, model turns, seconds and US dollars (each optional). A
-session's :class:`Meter` counts what it spent since it started and is asked before every
-request to the model and after every answer: once a limit is reached it raises
+session's :class:`Meter` counts what it spent since it started, and what its sub-agents
+spent (their tokens and dollars count against it too), and is asked before every request to
+the model and after every answer: once a limit is reached it raises
 :class:`BudgetExceeded`, naming the limit. The seconds limit also stops tools that are
 running (the session's cancel path), through :meth:`Meter.deadline`.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -68,6 +69,11 @@ class BudgetExceeded(IkigaiError):
         self.limit = limit
 
 
+LIMITS = ("tokens", "turns", "seconds", "cost")
+"""A :class:`Budget`'s limits, in the order they are checked."""
+SHARED = ("tokens", "cost")
+"""The limits a budget also holds its session's sub-agents to (:meth:`Meter.charge`)."""
+
 RAISE = {"cost": "raise --max-cost (or max_cost in config.json)"}
 """How a user raises a limit the command line sets (named in the line saying it was reached)."""
 
@@ -78,6 +84,10 @@ def _amount(limit: str, value: float) -> str:
     if limit == "seconds":
         return f"{value:.1f} s"
     return f"{int(value)} {limit}"
+
+
+def _plus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
 
 
 class Meter:
@@ -92,6 +102,9 @@ class Meter:
         self.budget = budget
         self.price = price
         self.spent = Spent()
+        """What this session spent itself."""
+        self.below = Spent()
+        """What its sub-agents spent: tokens and US dollars (:meth:`charge`)."""
         self._since: float | None = None
 
     def start(self) -> None:
@@ -132,28 +145,47 @@ class Meter:
         self.spent = self.spent.replace(tokens=self.spent.tokens + tokens,
                                         turns=self.spent.turns + 1, cost=cost)
 
+    def charge(self, tokens: int, cost: float | None) -> None:
+        """Count a sub-agent's model turns against this budget: a budget caps the tokens
+        and dollars of its session's descendants too (their turns and seconds are their
+        own). ``cost`` ``None``: no price is known for them."""
+        below = self.below
+        self.below = below.replace(tokens=below.tokens + tokens,
+                                   cost=_plus(below.cost, cost))
+
+    @property
+    def total(self) -> Spent:
+        """What the session spent with its sub-agents (their turns and seconds aside)."""
+        own, below = self.spent, self.below
+        return own.replace(tokens=own.tokens + below.tokens, cost=_plus(own.cost, below.cost))
+
     def check(self) -> None:
         """Raise :class:`BudgetExceeded` if a limit is reached (called before each request,
         and after each answer that asks for tools)."""
-        spent = {"tokens": self.spent.tokens, "turns": self.spent.turns,
-                 "seconds": self._seconds(), "cost": self.spent.cost}
-        for limit, cap in (("tokens", self.budget.tokens), ("turns", self.budget.turns),
-                           ("seconds", self.budget.seconds), ("cost", self.budget.cost)):
-            used = spent[limit]
-            if cap is None:
-                continue
-            if used is None:
-                raise BudgetExceeded(limit, f"{BUDGET_EXCEEDED}: no price is known for this "
-                                     "model, so the cost limit cannot be kept; nothing more "
-                                     "is sent: choose a model genai-prices knows, or drop "
-                                     "--max-cost / max_cost")
-            if used >= cap:
-                raise self.exceeded(limit)
+        limit = self.reached()
+        if limit is not None:
+            raise self.exceeded(limit)
+
+    def reached(self, limits: Iterable[str] = LIMITS) -> str | None:
+        """The first of ``limits`` (of :data:`LIMITS`) reached, if any."""
+        total = self.total
+        spent = {"tokens": total.tokens, "turns": total.turns,
+                 "seconds": self._seconds(), "cost": total.cost}
+        for limit in limits:
+            cap, used = getattr(self.budget, limit), spent[limit]
+            if cap is not None and (used is None or used >= cap):
+                return limit
+        return None
 
     def exceeded(self, limit: str) -> BudgetExceeded:
         """The error saying ``limit`` was reached, with what was spent."""
+        if limit == "cost" and self.total.cost is None:
+            return BudgetExceeded(limit, f"{BUDGET_EXCEEDED}: no price is known for this "
+                                  "model (or a sub-agent's), so the cost limit cannot be kept; "
+                                  "nothing more is sent: choose a model genai-prices knows, "
+                                  "or drop --max-cost / max_cost")
         cap = getattr(self.budget, limit)
-        used = self._seconds() if limit == "seconds" else getattr(self.spent, limit)
+        used = self._seconds() if limit == "seconds" else getattr(self.total, limit)
         fix = RAISE.get(limit, f"raise the budget's {limit} limit")
         return BudgetExceeded(limit, f"{BUDGET_EXCEEDED}: the {limit} limit of "
                               f"{_amount(limit, cap)} is reached ({_amount(limit, used)} spent); "

@@ -92,6 +92,12 @@ class Usage(Record):
                      self.cache_read_tokens + other.cache_read_tokens,
                      self.cache_write_tokens + other.cache_write_tokens)
 
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens - other.input_tokens,
+                     self.output_tokens - other.output_tokens,
+                     self.cache_read_tokens - other.cache_read_tokens,
+                     self.cache_write_tokens - other.cache_write_tokens)
+
     @classmethod
     def read(cls, fields: Any, input_key: str, output_key: str) -> Usage | None:
         """A provider's usage object (``{"prompt_tokens": 10, ...}``) read by its two key

@@ -341,7 +341,8 @@ class Session:
         self.exchange: tuple[Message, ...] = ()
         """The messages the last answered prompt added (its model turns and tool results)."""
         self.turn_usage = Usage()
-        """Tokens the last answered prompt used (every model turn it took)."""
+        """Tokens the last answered prompt used (every model turn it took, and those of the
+        sub-agents while it ran)."""
         self.usage = Usage()
         """Tokens this session used, its sub-agents' included (:meth:`add_usage`)."""
         self.prompts = 0
@@ -351,7 +352,8 @@ class Session:
         self._usage_lock = threading.Lock()
         self._tool_extras: tuple[Mapping[str, str], Notices | None] = ({}, None)
         self.turn_cost: float | None = 0.0
-        """US dollars the last answered prompt cost (``None``: a price was not known)."""
+        """US dollars the last answered prompt cost, its sub-agents' while it ran included
+        (``None``: a price was not known)."""
         self.ask = ask
         from ikigai_core.prices import warm
 
@@ -363,8 +365,15 @@ class Session:
 
     @property
     def cost(self) -> float | None:
-        """US dollars this session cost so far (``None`` once a price was not known)."""
+        """US dollars this session's own model turns cost so far (``None`` once a price was
+        not known)."""
         return self.meter.spent.cost
+
+    @property
+    def total_cost(self) -> float | None:
+        """US dollars this session and its sub-agents cost so far (``None`` once a price
+        was not known)."""
+        return self.meter.total.cost
 
     def _price(self, usage: Usage) -> float | None:
         from ikigai_core.prices import cost_of
@@ -438,9 +447,16 @@ class Session:
         self.ask = self._ask
 
     def add_usage(self, usage: Usage) -> None:
-        """Count ``usage`` in :attr:`usage`, from any thread (a sub-agent's tokens)."""
+        """Count ``usage`` in :attr:`usage`, from any thread."""
         with self._usage_lock:
             self.usage += usage
+
+    def add_sub_agent_spend(self, usage: Usage, cost: float | None) -> None:
+        """Count a sub-agent's model turns (``cost``: their US dollars, ``None`` unknown) in
+        this session's totals and against its budget, whose tokens and cost limits hold
+        its sub-agents too; from any thread."""
+        self.add_usage(usage)
+        self.meter.charge(usage.total, cost)
 
     @property
     def agent(self) -> Agent:
@@ -516,6 +532,7 @@ class Session:
         self.agent.rearm()
         self.prompts += 1
         mark, cost = len(self.conversation.messages), self.cost
+        before = self.usage, self.total_cost
         made = len(self.conversation.compactions)
         try:
             with self.events.turn(), self._deadline():
@@ -529,6 +546,7 @@ class Session:
         except BudgetExceeded:
             if len(self.conversation.messages) > mark:
                 self._answered(mark, made, prompt, cost)
+                self._with_sub_agents(*before)
             raise
         except KeyboardInterrupt:  # Ctrl-C stops what the prompt started, as cancel does
             for hook in list(self.on_cancel):
@@ -537,7 +555,17 @@ class Session:
         finally:  # the agent discovers again when a plugin's tools change
             self.registry = self.agent.registry
         self._answered(mark, made, prompt, cost)
+        self._with_sub_agents(*before)
         return reply
+
+    def _with_sub_agents(self, usage: Usage, cost: float | None) -> None:
+        """The last prompt's figures with what its sub-agents spent while it ran (the
+        session had used ``usage`` and, with them, cost ``cost`` before it); the record
+        keeps the session's own, as each sub-agent's session keeps its own."""
+        with self._usage_lock:
+            self.turn_usage = self.usage - usage
+        total = self.total_cost
+        self.turn_cost = None if cost is None or total is None else total - cost
 
     def _answered(self, mark: int, made: int, prompt: str, cost: float | None) -> None:
         """Count and record the messages ``prompt`` added from ``mark`` on, and the

@@ -50,7 +50,9 @@ def test_a_childs_approval_is_labelled_and_answered_to_that_child_only(model, is
         chat.write(b"/agents\r")
         shown = chat.wait_for(re.compile(r"^  agent-2  agent  done  \d+ tokens$", re.M).search)
         assert re.search(r"^  agent-1  agent  done  \d+ tokens$", shown, re.M)
-        chat.wait_for(re.compile(r"chat 60 · agents: none running · 60 tokens").search)
+        # the children's tokens and dollars count in the chat's
+        chat.wait_for(re.compile(r"chat 60 · <\$0\.0001 · agents: none running · 60 tokens")
+                      .search)
         chat.write(b"/agents agent-1\r")
         shown = chat.wait_for("made a")
         assert re.search(r"^agent-1: done, \d+ tokens$", shown, re.M)

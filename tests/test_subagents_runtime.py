@@ -476,4 +476,29 @@ def test_the_settings_reach_the_runtime_through_for_session(model, tmp_path, iso
     assert "the turns limit of 1 turns" in results[turns].error
     assert results[tokens].status == "budget_exceeded"
     assert "the tokens limit of 20 tokens" in results[tokens].error
+
+
+def test_the_root_sessions_cost_limit_caps_its_children(model, tmp_path):
+    """``--max-cost`` (the root session's budget) holds the sub-agents' dollars too: a child
+    is stopped once the tree reaches it, and the root sends nothing more."""
+    from ikigai_core.budget import Budget, BudgetExceeded
+    from ikigai_core.conversation import Usage
+    from ikigai_core.prices import cost_of
+
+    m = model({"kid": [[("glob", {"pattern": "*"})]] * 10 + ["kid done"], "more": ["never"]})
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    session = Session.open(app, "openai", log=False,
+                           budget=Budget(cost=3.5 * cost_of("openai", "gpt-4o-mini",
+                                                            Usage(10, 5))))
+    sup = Supervisor(session)
+
+    [result] = sup.wait([sup.fork("kid")], TIMEOUT)
+
+    assert result.status == "budget_exceeded"
+    assert result.error.startswith("BUDGET_EXCEEDED: the cost limit of $")
+    assert result.error.endswith("(with its sub-agents)")
+    assert result.usage.total <= 5 * 15  # stopped at its 4th or 5th turn, not its 11th
+    with pytest.raises(BudgetExceeded, match="the cost limit"):
+        session.send("more")
+    assert "more" not in m.first_prompts()
     sup.close()

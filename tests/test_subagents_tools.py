@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from ikigai_core import App, Session
-from ikigai_core.conversation import ToolResultsMessage
+from ikigai_core.conversation import ToolResultsMessage, Usage
 from ikigai_core.orchestration import serving
+from ikigai_core.prices import cost_of
 from pytest_ikigai.replies import REPLIES
 from tests.support.agents import AgentModel, scripted_models
 from tests.test_sandbox import needs_bwrap
@@ -58,6 +59,10 @@ def test_ask_forks_three_children_in_one_turn_waits_and_answers_with_their_outpu
     assert sorted(m.first_prompts()).count("plan") == 3
     assert [c["name"] for c in answer["tool_calls"]] == ["agent_fork"] * 3 + ["agent_wait"]
     assert ran.stderr.count("ikigai: → agent_fork") == 3
+    # the prompt's figures hold the children's turns too: 3 of the root's, 1 of each child's
+    per_turn = cost_of("openai", answer["model"], Usage(10, 5))
+    assert (answer["usage"]["input_tokens"], answer["usage"]["output_tokens"]) == (60, 30)
+    assert answer["cost"] == pytest.approx(6 * per_turn)
 
 
 def test_a_childs_question_reaches_the_root_asker_labelled_and_only_it_gets_the_answer(

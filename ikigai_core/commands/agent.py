@@ -16,7 +16,7 @@ from ikigai_core.commands.frontend import QuietFrontEnd, front_end, plain_option
 from ikigai_core.commands.output import be_quiet, echo_json, warn
 from ikigai_core.commands.reporting import report_empty, report_unfit
 from ikigai_core.commands.tools import pass_app, report_skipped
-from ikigai_core.conversation import ToolResultsMessage, usage_of
+from ikigai_core.conversation import ToolResultsMessage
 from ikigai_core.errors import UsageError
 from ikigai_core.session import Session, choose_model, choose_provider, ready_provider
 from ikigai_core.session import start_conversation as core_start
@@ -266,9 +266,10 @@ def read_prompt(prompt: str | None) -> str:
 def answer_json(reply: AssistantMessage, session: Session) -> dict[str, Any]:
     """What ``ask --json`` prints: the final text, every tool call of the last prompt with
     its envelope and duration, the tokens it used (the input including the prompt cache's
-    reads and writes) and their cost in US dollars (``None``: no price known), the session
-    id (``None`` when not recorded), the provider and the model."""
-    usage = usage_of(session.exchange)
+    reads and writes) and their cost in US dollars (``None``: no price known), its
+    sub-agents' included, the session id (``None`` when not recorded), the provider and the
+    model."""
+    usage = session.turn_usage
     calls = [result for message in session.exchange if isinstance(message, ToolResultsMessage)
              for result in message.results]
     return {

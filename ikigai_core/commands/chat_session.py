@@ -83,8 +83,9 @@ class ChatSession:
 
     @property
     def cost(self) -> float | None:
-        """US dollars this chat cost (``None``: a price was not known)."""
-        return self.session.cost
+        """US dollars this chat cost, its sub-agents' included (``None``: a price was not
+        known)."""
+        return self.session.total_cost
 
     def agents_status(self) -> str | None:
         """The status line's word for the sub-agents (``None``: there are none)."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ikigai_core.agent import Cancelled
-from ikigai_core.budget import Budget, BudgetExceeded
+from ikigai_core.budget import SHARED, Budget, BudgetExceeded
 from ikigai_core.conversation import AssistantMessage, Conversation, Usage, UserMessage
 from ikigai_core.errors import IkigaiError, UsageError
 from ikigai_core.notices import Notices
@@ -50,7 +50,6 @@ from ikigai_core.orchestration.node import (
     AgentResult,
     usage_dict,
 )
-from ikigai_core.outcome import BUDGET_EXCEEDED
 from ikigai_core.questions import taken_back_when
 from ikigai_core.session import store_of
 
@@ -146,8 +145,6 @@ class Supervisor:
     :param session: the root session (depth 0).
     :param max_running: children running at once; further forks queue.
     :param max_depth: the deepest agent allowed (root = 0; 2 allows grandchildren).
-    :param budget: the root's cap on all its descendants' tokens together (its own
-        spending is its session's budget); over it, every child is stopped.
     :param default_budget: what a child's unset limits default to (the settings').
     :param definitions: looks up an agent definition by name (a :class:`Definition`); an
         unknown one raises an :class:`IkigaiError` saying so.
@@ -155,11 +152,11 @@ class Supervisor:
     """
 
     def __init__(self, session: Session, *, max_running: int = 4, max_depth: int = 2,
-                 budget: Budget | None = None, default_budget: Budget | None = None,
+                 default_budget: Budget | None = None,
                  definitions: Callable[[str], Definition] = no_definitions,
                  on_event: Callable[[AgentEvent], None] | None = None) -> None:
         self.root = AgentNode("root", "root", secrets.token_urlsafe(24), session,
-                              budget=budget or Budget(), status=RUNNING)
+                              budget=session.meter.budget, status=RUNNING)
         self.max_running = max_running
         self.max_depth = max_depth
         self.default_budget = default_budget or Budget()
@@ -219,8 +216,8 @@ class Supervisor:
         :param history: ``none`` (a fresh conversation), ``all`` (the parent's answered
             exchanges) or N (the last N of those messages).
         :param budget: ``{tokens, turns, seconds, cost}`` (or a :class:`Budget`); unset
-            limits come from the definition, then the defaults. Tokens count the child's
-            descendants too.
+            limits come from the definition, then the defaults. Its tokens and cost cap
+            its descendants' too, as the root session's budget caps every child's.
         """
         if not isinstance(prompt, str) or not prompt.strip():
             raise UsageError("fork needs a non-empty prompt")
@@ -494,24 +491,28 @@ class Supervisor:
         if isinstance(node, str):
             node = self._nodes[node]
         messages = node.live.conversation.messages
-        new = sum((m.usage for m in messages[node.counted:]
-                   if isinstance(m, AssistantMessage) and m.usage is not None), Usage())
+        turns = [m.usage for m in messages[node.counted:]
+                 if isinstance(m, AssistantMessage) and m.usage is not None]
         node.counted = len(messages)
+        new = sum(turns, Usage())
         if not new.total:
             return
-        over: list[AgentNode] = []
+        priced = [node.live.meter.price(usage) for usage in turns]
+        cost = None if None in priced else sum(p for p in priced if p is not None)
+        over: list[tuple[AgentNode, str]] = []  # an ancestor over a limit, and why
         with self._lock:
-            for agent in [node, *node.ancestors()]:
-                if agent is self.root:
-                    agent.live.add_usage(new)
+            node.usage += new
+            for agent in node.ancestors():
                 agent.usage += new
-                limit = agent.budget.tokens
-                if agent is not node and limit is not None and agent.usage.total > limit:
-                    over.append(agent)
+                if agent.session is None:
+                    continue
+                agent.session.add_sub_agent_spend(new, cost)
+                limit = agent.session.meter.reached(SHARED)
+                if limit is not None:
+                    over.append((agent, f"{agent.session.meter.exceeded(limit)} "
+                                        "(with its sub-agents)"))
         self._emit("usage", node)
-        for agent in over:
-            why = (f"{BUDGET_EXCEEDED}: tokens: {agent.id} and its descendants used over "
-                   f"{agent.budget.tokens}")
+        for agent, why in over:
             for stopped in [agent] if agent is not self.root else agent.children:
                 self._stop(stopped, BUDGET_EXCEEDED_STATUS, why)
 
