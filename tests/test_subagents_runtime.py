@@ -458,24 +458,27 @@ def test_a_definition_gives_a_fork_its_system_prompt_tools_model_and_max_turns(
 def test_the_settings_reach_the_runtime_through_for_session(model, tmp_path, isolated_home):
     (isolated_home / "config.json").write_text(json.dumps({
         "agents_max_running": 1, "agents_max_depth": 1, "agents_budget_turns": 1,
-        "agents_budget_tokens": 20}))
+        "agents_budget_tokens": 20, "agents_budget_seconds": 0.5}))
     glob = [("glob", {"pattern": "*"})]
-    m = model({"slow": [slowly("slow done", 0.5)], "work": [glob, glob, "never"]})
+    m = model({"slow": [slowly("slow done", 0.5)], "work": [glob, glob, "never"],
+               "late": [slowly("too late", TIMEOUT)]})
     sup = _for_session(m, tmp_path)
-    slow = sup.fork("slow")
+    slow = sup.fork("slow", budget={"seconds": TIMEOUT})
     turns = sup.fork("work")
     tokens = sup.fork("work", budget={"turns": 5})  # its own turns; the settings' tokens
+    late = sup.fork("late")
 
     assert {a.id: a.status for a in sup.list()} == {
-        slow: "running", turns: "queued", tokens: "queued"}  # agents_max_running 1
+        slow: "running", turns: "queued", tokens: "queued", late: "queued"}
     with pytest.raises(UsageError, match="agents_max_depth is 1"):
         sup.fork("deeper", caller=slow)
-    results = {r.id: r for r in sup.wait([slow, turns, tokens], TIMEOUT)}
+    results = {r.id: r for r in sup.wait([slow, turns, tokens, late], TIMEOUT)}
     assert results[slow].status == "done"
-    assert results[turns].status == "budget_exceeded"
+    assert [results[i].status for i in (turns, tokens, late)] == ["budget_exceeded"] * 3
     assert "the turns limit of 1 turns" in results[turns].error
-    assert results[tokens].status == "budget_exceeded"
     assert "the tokens limit of 20 tokens" in results[tokens].error
+    assert "the seconds limit of 0.5" in results[late].error
+    sup.close()
 
 
 def test_the_root_sessions_cost_limit_caps_its_children(model, tmp_path):
