@@ -231,10 +231,17 @@ class AgentIndex(ByName[AgentDefinition, SkippedAgent]):
         return f"unknown agent '{name}'{_did_you_mean(name, list(self))}{known}"
 
     def index(self) -> str | None:
-        """The agents the model may fork by name, one bounded line each (``None``: none)."""
+        """The system prompt's section naming the agents a model that can fork may choose
+        (``agent_fork``'s ``agent``), one bounded line each; ``None``: there are none. It
+        holds no blank line, so it is one paragraph of the prompt
+        (:func:`ikigai_core.prompt.with_section`)."""
         if not self:
             return None
-        return "\n".join(agent.index_line() for agent in self.values())
+        lines = "\n".join(agent.index_line() for agent in self.values())
+        return ("## Agents\n"
+                "Agent definitions you can fork by name: when a task matches one's "
+                "description, call agent_fork with its name as agent; it brings its own "
+                "instructions, tools and limits.\n" + lines)
 
 
 def load_agent_definitions(home: Path, cwd: Path) -> AgentIndex:

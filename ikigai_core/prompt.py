@@ -1,5 +1,6 @@
 """What the model is told besides the conversation: the system prompt (the fragments
-plugins contribute, the skills index, the skills loaded before the first prompt), and the
+plugins contribute, the skills index, the skills loaded before the first prompt, and the
+agent definitions when it can fork: :meth:`~ikigai_core.session.Session.tell`), and the
 message a skill loaded later is sent as.
 
 A skill loaded once the conversation has begun (``/load NAME``, ``Session.load_skill``,
@@ -48,6 +49,21 @@ def skill_message(skill: Skill) -> UserMessage:
         f"[The user loaded the skill {skill.name}: apply its instructions from here on.]"
         f"\n\n{with_skill(None, skill)}\n\n[End of the skill {skill.name}.]",
         skill=skill.name)
+
+
+def with_section(system: str | None, section: str | None) -> str | None:
+    """``system`` ending with ``section`` (a paragraph: no blank line in it), unless it
+    holds it already or ``section`` is ``None``."""
+    if section is None or system is not None and section in system.split("\n\n"):
+        return system
+    return join(system, section)
+
+
+def without_section(system: str | None, section: str | None) -> str | None:
+    """``system`` without the paragraph ``section`` (:func:`with_section` put it there)."""
+    if system is None or section is None:
+        return system
+    return "\n\n".join(part for part in system.split("\n\n") if part != section) or None
 
 
 def join(*parts: str | None) -> str | None:

@@ -27,7 +27,7 @@ from ikigai_core.conversation import Compaction, Conversation, Message, Usage, u
 from ikigai_core.errors import IkigaiError, KeyRejected, UsageError
 from ikigai_core.grants import NO_GRANTS, Grants
 from ikigai_core.keys import KeyStore, stored_key_rejected, with_stored_key
-from ikigai_core.prompt import skill_message, system_prompt, with_skill
+from ikigai_core.prompt import skill_message, system_prompt, with_section, with_skill
 from ikigai_core.providers import (
     INSTALL_HINT,
     collect_providers,
@@ -698,6 +698,14 @@ class Session:
             if name not in self.toolset.loaded:
                 self.load_skill(name)
         return True
+
+    def tell(self, section: str | None) -> None:
+        """Add ``section`` (a paragraph, :func:`~ikigai_core.prompt.with_section`) to the
+        system prompt of this conversation if it has not begun, and of each one
+        :meth:`clear` starts; one begun keeps its system prompt, which the provider cached."""
+        self.fresh_system = with_section(self.fresh_system, section)
+        if not self.conversation.messages:
+            self.conversation.system = with_section(self.conversation.system, section)
 
     def clear(self) -> None:
         """Start a new conversation as this one started: the skills loaded since are gone,

@@ -102,15 +102,20 @@ class Toolset:
         sources = {skill_tool_source(skill) for skill in loaded}
 
         def wanted(tool: Tool) -> bool:
-            if self.within is not None and tool.name not in self.within:
-                return False
             if tool.name in brought or tool.source in sources:
-                return True
-            if self.selected is not None:
-                return tool.name in self.selected
-            return tool.name not in self.excluded and not tool.source.startswith("skill:")
+                return self.within is None or tool.name in self.within
+            if self.selected is None and tool.source.startswith("skill:"):
+                return False
+            return self.chooses(tool.name)
 
         return [tool for tool in registry.values() if wanted(tool)]
+
+    def chooses(self, name: str) -> bool:
+        """Whether the choice sends a tool ``name`` once it is found (a skill's own tools
+        and those of the skills loaded aside): known before discovery."""
+        if self.within is not None and name not in self.within:
+            return False
+        return name in self.selected if self.selected is not None else name not in self.excluded
 
     def describe(self, registry: Mapping[str, Tool]) -> str:
         """One line for ``/toolset``: what is sent, and the loaded skills."""

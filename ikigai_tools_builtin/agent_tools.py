@@ -30,7 +30,8 @@ SCHEMAS: dict[str, dict] = {
         "parameters": {"type": "object", "properties": {
             "prompt": {"type": "string", "description": "The task, complete: the child "
                        "sees nothing else of this conversation unless history says so."},
-            "agent": {"type": "string", "description": "An agent definition's name."},
+            "agent": {"type": "string", "description": "An agent definition's name, as "
+                      "your instructions list them under Agents (default: none)."},
             "tools": {"type": "array", "items": {"type": "string"},
                       "description": "The tools it may use (default: yours)."},
             "model": {"type": "string", "description": "Its model (default: yours)."},

@@ -169,7 +169,9 @@ def test_the_index_gives_each_agent_one_bounded_line(tmp_path):
     long = write_agent(tmp_path, "long", f"---\ndescription: {'word ' * 60}\n---\nx\n")
     short = write_agent(tmp_path, "short", "---\ndescription: |\n  Two\n  lines.\n---\nx\n")
     index = AgentIndex([read_definition(long, "user"), read_definition(short, "user")])
-    lines = index.index().splitlines()
+    section = index.index()
+    heading, _, *lines = section.splitlines()
+    assert heading == "## Agents" and "\n\n" not in section  # one paragraph of the prompt
     assert lines[1] == "- short: Two lines."
     assert len(lines[0]) == 160 and lines[0].endswith("…")
     assert AgentIndex().index() is None

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ikigai_core.errors import IkigaiError
-from ikigai_core.orchestration.supervisor import Supervisor
+from ikigai_core.orchestration.supervisor import FORK_TOOL, Supervisor
 
 if TYPE_CHECKING:
     from ikigai_core.orchestration.supervisor import AgentEvent
@@ -158,7 +158,8 @@ def serving(session: Session, *,
             on_event: Callable[[AgentEvent], None] | None = None) -> Iterator[Supervisor]:
     """``session``'s :meth:`Supervisor.for_session`, serving the agents API while the block
     runs: every tool process of the tree gets ``IKIGAI_API`` and its own agent's
-    ``IKIGAI_API_TOKEN``, and the ``agent_*`` tools are discovered; with ``agents_api_mcp``
+    ``IKIGAI_API_TOKEN``, and the ``agent_*`` tools are discovered; a conversation not
+    begun that sends ``agent_fork`` is told the agent definitions; with ``agents_api_mcp``
     an MCP server started meanwhile gets both (the root's token) through
     :attr:`App.served_environ <ikigai_core.app.App.served_environ>`. At its end every child
     is stopped, the socket's directory removed and the variables taken back (``ask`` and
@@ -175,6 +176,8 @@ def serving(session: Session, *,
                                   "IKIGAI_API_TOKEN": supervisor.root.token}, notices=None)
     if tools is not None:
         app.served_sources.append(tools)
+        if session.toolset.chooses(FORK_TOOL):  # what it may fork, by name
+            session.tell(supervisor.index)
     session.registry = None  # discover again, with them
     served = ({**supervisor.environ, "IKIGAI_API_TOKEN": supervisor.root.token}
               if app.settings.agents_api_mcp else {})

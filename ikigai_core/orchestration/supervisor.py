@@ -50,6 +50,7 @@ from ikigai_core.orchestration.node import (
     AgentResult,
     usage_dict,
 )
+from ikigai_core.prompt import with_section, without_section
 from ikigai_core.questions import taken_back_when
 from ikigai_core.session import store_of
 
@@ -148,12 +149,15 @@ class Supervisor:
     :param default_budget: what a child's unset limits default to (the settings').
     :param definitions: looks up an agent definition by name (a :class:`Definition`); an
         unknown one raises an :class:`IkigaiError` saying so.
+    :param index: the system prompt's section naming the definitions, which every agent
+        that can fork is told and no other (``None``: there are none).
     :param on_event: told of each :class:`AgentEvent`, from any thread.
     """
 
     def __init__(self, session: Session, *, max_running: int = 4, max_depth: int = 2,
                  default_budget: Budget | None = None,
                  definitions: Callable[[str], Definition] = no_definitions,
+                 index: str | None = None,
                  on_event: Callable[[AgentEvent], None] | None = None) -> None:
         self.root = AgentNode("root", "root", secrets.token_urlsafe(24), session,
                               budget=session.meter.budget, status=RUNNING)
@@ -161,6 +165,7 @@ class Supervisor:
         self.max_depth = max_depth
         self.default_budget = default_budget or Budget()
         self.definitions = definitions
+        self.index = index
         self.on_event = on_event or (lambda event: None)
         self.environ: dict[str, str] = {}
         """What every agent's tool processes get besides its token (the API's address)."""
@@ -198,7 +203,8 @@ class Supervisor:
 
         return cls(session, max_running=settings.agents_max_running,
                    max_depth=settings.agents_max_depth, default_budget=child_defaults(settings),
-                   definitions=lookup, on_event=on_event)
+                   definitions=lookup, index=None if agents is None else agents.index(),
+                   on_event=on_event)
 
     # -- the API ----------------------------------------------------------------------
 
@@ -380,7 +386,9 @@ class Supervisor:
             toolset.excluded |= {FORK_TOOL}
             if toolset.selected is not None:
                 toolset.selected -= {FORK_TOOL}
-        system = spec.prompt if spec else mine.conversation.system
+        forks = FORK_TOOL in {tool.name for tool in toolset.tools(registry)}
+        system = (with_section if forks else without_section)(
+            spec.prompt if spec else mine.conversation.system, self.index)
         conversation = Conversation(system=system, messages=messages)
         child = Session(mine.app, mine.provider, model or (spec.model if spec else None)
                         or mine.model, conversation=conversation, toolset=toolset,
