@@ -14,7 +14,8 @@ of import finders to every tool's start). Against a local fake OpenAI server
    ``glob`` tool call between them: the longest stall of a 10 ms ticker standing for the
    parent's event handling (target <= 50 ms), next to the same ticker with no children,
    over ROUNDS rounds (default 10): one round says little on a shared 2-core machine;
-3. CYCLES (default 1,000) fork/wait/kill cycles: the change in open fds, threads and RSS
+3. CYCLES (default 1,000) fork/wait/kill cycles, every other child killed while its
+   ``bash`` tool (``sleep 30``) runs: the change in open fds, threads and RSS
    from after a warm-up of ``KEEP_ENDED`` + 50 cycles (by then the tree keeps the records of
    as many ended agents as it ever will), and the processes left (target: no drift, none).
 
@@ -91,6 +92,8 @@ def answer(request: RecordedRequest) -> Reply:
     if turn == 0:
         print(f"{prompt}\t{time.perf_counter()}", flush=True)
     stream = body.get("stream") is True
+    if prompt.startswith("mid-tool") and turn == 0:  # killed while this runs
+        return OPENAI.reply("", [("t", "bash", {"command": "sleep 30"})], stream=stream)
     if prompt.startswith("busy") and turn < 2:
         reply = OPENAI.reply("", [(f"c{turn}", "glob", {"pattern": "*.py"})], stream=stream)
         return replace(reply, wait=0.02)
@@ -244,24 +247,39 @@ def drift(model: Model, cwd: Path, cycles: int) -> None:
     sup = Supervisor(root(model, cwd), max_running=4)
 
     def cycle(i: int) -> None:
-        child = sup.fork(f"cycle {i}")
-        sup.wait([child], 30)
+        """Odd cycles wait for the child's answer, even ones kill it while its tool runs."""
+        prompt = f"cycle {i}" if i % 2 else f"mid-tool cycle {i}"
+        child = sup.fork(prompt)
+        if i % 2:
+            sup.wait([child], 30)
+        else:
+            tool_started()
         sup.kill(child)
-        model.arrival(f"cycle {i}")
+        model.arrival(prompt)
+
+    def tool_started(timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while not set(children_of_this_process()) - {model.pid}:
+            if time.monotonic() > deadline:
+                raise SystemExit("benchmark stopped: a child's tool never started")
+            time.sleep(0.001)
 
     time.sleep(IDLE * 2)  # part 2's idle tool workers end first: they are not drift
     warm_up = KEEP_ENDED + 50
     for i in range(warm_up):
         cycle(i)
+    time.sleep(IDLE * 4)  # idle tool workers end: a state that comes back, as below
     fds, threads, rss = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()
     started = time.perf_counter()
     for i in range(warm_up, warm_up + cycles):
         cycle(i)
     elapsed = time.perf_counter() - started
+    time.sleep(IDLE * 4)
     after = len(os.listdir("/proc/self/fd")), threading.active_count(), rss_kib()
     sup.close()
-    print(f"{cycles} fork/wait/kill cycles in {elapsed:.1f} s ({elapsed / cycles * 1000:.1f} ms "
-          f"each): fds {after[0] - fds:+d}, threads {after[1] - threads:+d}, RSS "
+    print(f"{cycles} fork/wait/kill cycles (half killed mid-tool) in {elapsed:.1f} s "
+          f"({elapsed / cycles * 1000:.1f} ms each): fds {after[0] - fds:+d}, "
+          f"threads {after[1] - threads:+d}, RSS "
           f"{(after[2] - rss) / 1024:+.1f} MiB ({(after[2] - rss) / cycles:+.2f} KiB a cycle), "
           f"processes left {len(set(children_of_this_process()) - {model.pid})}")
 
