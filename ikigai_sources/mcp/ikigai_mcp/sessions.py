@@ -235,7 +235,8 @@ class Connection:
     def _stdio_params(self) -> StdioServerParameters:
         """How the stdio server starts: its command as the ``ikigai_tool_process`` plugins
         leave it (purpose ``server``), under the reaper, with ikigai's :data:`SAFE_VARS`,
-        its own ``env`` and whatever the plugins added: never the rest of ikigai's
+        its own ``env`` and whatever the plugins added or changed (the agents API's
+        variables, even when an outer ikigai set its own): never the rest of ikigai's
         environment (a provider key), and nothing the plugins removed."""
         config, environ = self.config, os.environ
         argv = list(config.command)
@@ -249,7 +250,7 @@ class Connection:
         if self.prepare is not None:
             self.prepare(spec)
         env = {name: value for name, value in spec.env.items()
-               if name in config.env or name not in environ
+               if name in config.env or environ.get(name) != value
                or any(fnmatchcase(name, safe) for safe in SAFE_VARS)}
         return StdioServerParameters(command=sys.executable,
                                      args=["-I", "-S", REAPER, *spec.argv], env=env,

@@ -104,16 +104,19 @@ def test_the_server_environment_goes_through_the_tool_process_hook(servers, isol
 
 @pytest.mark.parametrize("asked", [True, False], ids=["agents_api_mcp", "default"])
 def test_a_server_gets_the_agents_api_only_when_the_setting_asks(
-        asked, servers, isolated_home, tmp_path, approve_all):
+        asked, servers, isolated_home, tmp_path, approve_all, monkeypatch):
     """With ``agents_api_mcp`` an MCP server started while the API is served gets its
     address and the root's token; by default neither. Neither stays in ikigai's own
-    environment once the API is gone: a later tool run gets none."""
+    environment once the API is gone: a later tool run gets none. An outer ikigai's
+    (this one runs as its tool) never reaches the server."""
     from ikigai_core import Session
     from ikigai_core.orchestration import serving
     from tests.support.agents import AgentModel
 
     (isolated_home / "config.json").write_text(json.dumps({"agents_api_mcp": asked}))
     servers({"edge": edge()})
+    monkeypatch.setenv("IKIGAI_API", "/outer/api.sock")
+    monkeypatch.setenv("IKIGAI_API_TOKEN", "the outer ikigai's")
     both = [("edge__env", {"name": "IKIGAI_API"}), ("edge__env", {"name": "IKIGAI_API_TOKEN"})]
     model = AgentModel({"go": [both, "ok"]})
     app = App(environ={**os.environ, **model.environ}, cwd=tmp_path)
@@ -126,9 +129,8 @@ def test_a_server_gets_the_agents_api_only_when_the_setting_asks(
         assert seen == given
     finally:
         model.close()
-    later = app.executor.call(app.registry(), "bash", {
-        "command": "echo ${IKIGAI_API:-none} ${IKIGAI_API_TOKEN:-none}"})
-    assert later.envelope["result"]["output"].strip() == "none none"
+    later = app.executor.call(app.registry(), "bash", {"command": "echo $IKIGAI_API"})
+    assert later.envelope["result"]["output"].strip() == "/outer/api.sock"  # not ours
 
 
 @needs_bwrap
