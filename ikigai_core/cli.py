@@ -196,7 +196,7 @@ def cli(ctx: click.Context) -> None:
 
 
 def _terminate(signum: int, frame: Any) -> NoReturn:
-    """SIGTERM unwinds like Ctrl-C, so running tools' process groups are killed."""
+    """SIGTERM and SIGHUP unwind like Ctrl-C, so running tools' process groups are killed."""
     raise SystemExit(128 + signum)
 
 
@@ -218,13 +218,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run() -> None:
-    """The ``ikigai`` program (``bin/ikigai``, ``python -m ikigai_core.cli``): SIGTERM
-    unwinds like Ctrl-C, so running tools' process groups are killed; then :func:`main`."""
+    """The ``ikigai`` program (``bin/ikigai``, ``python -m ikigai_core.cli``): SIGTERM, and
+    SIGHUP (its terminal closed) unless it is ignored (``nohup``), unwind like Ctrl-C, so
+    running tools' process groups and sub-agents are stopped; then :func:`main`."""
     # `signal`'s own module builds its enums at import; its C core sets the same handler
     # without them (the start-up ledger). Commands that run tools import `signal` later.
     import _signal
 
     _signal.signal(_signal.SIGTERM, _terminate)
+    if _signal.getsignal(_signal.SIGHUP) is not _signal.SIG_IGN:
+        _signal.signal(_signal.SIGHUP, _terminate)
     main()
 
 

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ikigai_core import App, Session
 from ikigai_core.orchestration import Supervisor
 from ikigai_core.sessions import DB_NAME
@@ -58,12 +60,14 @@ def _ask_with_a_sleeping_child(tmp_path: Path, pid_file: Path) -> tuple[AgentMod
     return model, proc
 
 
-def test_sigterm_mid_child_leaves_no_process_and_records_it_interrupted(
-        tmp_path, isolated_home):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_sigterm_or_sighup_mid_child_leaves_no_process_and_records_it_interrupted(
+        tmp_path, isolated_home, signum):
+    """``kill`` or a closed terminal: the children and their tools are stopped."""
     pid_file = tmp_path / "pid"
     model, proc = _ask_with_a_sleeping_child(tmp_path, pid_file)
     tool = pid_written(pid_file)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     proc.communicate(timeout=TIMEOUT)
     model.close()
 
