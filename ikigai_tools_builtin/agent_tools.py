@@ -63,7 +63,11 @@ SCHEMAS: dict[str, dict] = {
     "agent_kill": {
         "name": "agent_kill",
         "description": "Stop a sub-agent now, its tools and its own sub-agents too.",
-        "parameters": {"type": "object", "properties": {"id": _ID}, "required": ["id"]},
+        "parameters": {"type": "object", "properties": {
+            "id": _ID,
+            "cascade": {"type": "boolean", "description": "false: stop only this agent; "
+                        "its own sub-agents run on (agent_list shows them). Default true."}},
+            "required": ["id"]},
     },
     "agent_list": {
         "name": "agent_list",
@@ -95,7 +99,7 @@ def handle(name: str, args: dict) -> dict:
                                        mode=args.get("mode", "all"),
                                        max_output=_share(len(ids)))}
         if name == "agent_kill":
-            return api.kill(args["id"])
+            return api.kill(args["id"], cascade=args.get("cascade") is not False)
         return {"agents": api.list()}
     except AgentsApiError as exc:
         return {"error": str(exc), "error_code": "AGENTS_API"}

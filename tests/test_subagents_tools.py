@@ -19,8 +19,10 @@ from ikigai_core.orchestration import serving
 from ikigai_core.prices import cost_of
 from pytest_ikigai.replies import REPLIES
 from tests.support.agents import AgentModel, scripted_models
+from tests.support.procs import pid_written, wait_gone
 from tests.test_sandbox import needs_bwrap
 from tests.test_subagents_api import curl
+from tests.test_subagents_runtime import held
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 TIMEOUT = 60
@@ -130,3 +132,35 @@ def test_under_bubblewrap_the_socket_is_bound_in_only_when_the_setting_allows(
         assert first.startswith("api=/") and json.loads(rest)["result"] == {"agents": []}
     else:
         assert first == "api=none" and "result" not in rest
+
+
+def test_agent_kill_offers_cascade_and_without_it_the_grandchild_and_its_tool_run_on(
+        model, tmp_path, approve_all):
+    started, gate = tmp_path / "started", tmp_path / "gate"
+    started.mkdir()
+    names = ("a", "a-kid", "b", "b-kid")
+    m = model({name: [held(started, gate, name), f"{name} done"] for name in names})
+    app = App(environ={**os.environ, **m.environ}, cwd=tmp_path)
+    with serving(Session.open(app, "openai", log=False)) as sup:
+        a = sup.fork("a")
+        a_kid = sup.fork("a-kid", caller=a)
+        b = sup.fork("b")
+        b_kid = sup.fork("b-kid", caller=b)
+        pids = {name: pid_written(started / name) for name in names}
+        m.scripts["root"] = [[("agent_kill", {"id": a, "cascade": False}),
+                              ("agent_kill", {"id": b})], "killed"]
+
+        sup.root.live.send("root")  # the model's agent_kill calls: real tool processes
+
+        killed = [r.envelope["result"] for msg in sup.root.live.exchange
+                  if isinstance(msg, ToolResultsMessage) for r in msg.results]
+        assert sorted((k["id"], k["status"]) for k in killed) == [(a, "killed"), (b, "killed")]
+        assert {i.id: i.status for i in sup.list()} == {
+            a: "killed", a_kid: "running", b: "killed", b_kid: "killed"}
+        assert all(wait_gone(pids[name], timeout=10) for name in ("a", "b", "b-kid"))
+        gate.touch()  # a-kid's tool was never killed: it ends on its own
+        [result] = sup.wait([a_kid], TIMEOUT)
+        assert (result.status, result.output) == ("done", "a-kid done")
+    [kill] = [t["function"] for t in m.server.requests[-1].json["tools"]
+              if t["function"]["name"] == "agent_kill"]
+    assert kill["parameters"]["properties"]["cascade"]["type"] in ("boolean", ["boolean", "null"])
