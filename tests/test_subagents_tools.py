@@ -164,3 +164,29 @@ def test_agent_kill_offers_cascade_and_without_it_the_grandchild_and_its_tool_ru
     [kill] = [t["function"] for t in m.server.requests[-1].json["tools"]
               if t["function"]["name"] == "agent_kill"]
     assert kill["parameters"]["properties"]["cascade"]["type"] in ("boolean", ["boolean", "null"])
+
+
+def test_the_model_interrupts_a_child_mid_tool_with_agent_send(model, tmp_path):
+    """``agent_send`` with ``interrupt``: the child's slow tool is stopped and the new
+    message answered at once (without it, the wait would end on a child still running)."""
+    pid_file = tmp_path / "pid"
+
+    def once_the_tool_runs(request):
+        pid_written(pid_file)
+        return REPLIES["openai"].reply("", [("c1", "agent_send", {
+            "id": "agent-1", "message": "instead", "interrupt": True})],
+            stream=request.json.get("stream") is True)
+
+    m = model({
+        "boss": [[("agent_fork", {"prompt": "slow"})], once_the_tool_runs,
+                 [("agent_wait", {"timeout": 20})], _answer_with_outputs],
+        "slow": [[("bash", {"command": f"echo $$ > {pid_file}; exec sleep 60"})], "never"],
+        "instead": ["the new answer"]})
+
+    ran = subprocess.run([IKIGAI, "ask", "--yes", "boss"], capture_output=True, text=True,
+                         env={**os.environ, **m.environ}, cwd=tmp_path, timeout=TIMEOUT)
+
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "children said: the new answer"
+    [child] = [r.json for r in m.server.requests if r.json["messages"][1]["content"] == "instead"]
+    assert "sleep 60" not in str(child["messages"])  # the interrupted exchange is gone
