@@ -66,6 +66,8 @@ class Agent:
         the skill into it, so its tools go out from the next turn.
     :param stream: stream the model's text (``on_text`` gets it piece by piece).
     :param max_turns: model requests one :meth:`run` may make.
+    :param turn_limit: what sets ``max_turns``, which the error reaching it tells the user
+        to raise (a sub-agent's is its definition's or the setting, never ``--max-turns``).
     :param on_request: called before each request to the model (a front end starts a spinner).
     :param on_text: receives the model's text as it arrives (whole per turn without ``stream``).
     :param on_thinking: receives the model's thinking as it arrives, as ``on_text``.
@@ -89,6 +91,7 @@ class Agent:
     toolset: Toolset = field(default_factory=Toolset)
     stream: bool = True
     max_turns: int = 25
+    turn_limit: str = "--max-turns (or IKIGAI_MAX_TURNS)"
     on_request: Callable[[], None] = lambda: None
     on_text: Callable[[str], None] = lambda text: None
     on_thinking: Callable[[str], None] = lambda text: None
@@ -200,7 +203,7 @@ class Agent:
             if turns == self.max_turns:  # its calls are not run: no model would see the results
                 raise TurnLimitReached(
                     f"stopped after {turns} turn{'s' if turns > 1 else ''}: the model still "
-                    "wants to call tools; raise --max-turns (or IKIGAI_MAX_TURNS)"
+                    f"wants to call tools; raise {self.turn_limit}"
                 )
             conversation.add(ToolResultsMessage(self.boundary.run(
                 reply.tool_calls, self.boundary.offered(tools, self.provider),

@@ -505,3 +505,23 @@ def test_the_root_sessions_cost_limit_caps_its_children(model, tmp_path):
         session.send("more")
     assert "more" not in m.first_prompts()
     sup.close()
+
+
+def test_a_child_stopped_by_its_turn_limit_is_told_what_sets_it(model, tmp_path, isolated_home):
+    (isolated_home / "agents").mkdir()
+    (isolated_home / "agents" / "scout.md").write_text(
+        "---\ndescription: Scouts.\nmax_turns: 1\n---\nYou scout.\n")
+    read = [("file_read", {"file_path": "missing.txt"})]
+    m = model({"by definition": [read, "never"], "by setting": [read, read, "never"]})
+    app = App(environ={**os.environ, **m.environ, "IKIGAI_MAX_TURNS": "2"}, cwd=tmp_path)
+    sup = Supervisor.for_session(Session.open(app, "openai", max_turns=50, log=False))
+    scout, plain = sup.fork("by definition", agent="scout"), sup.fork("by setting")
+    results = {r.id: r for r in sup.wait([scout, plain], TIMEOUT)}
+    sup.close()
+
+    assert (results[scout].status, results[scout].error) == ("failed", (
+        "stopped after 1 turn: the model still wants to call tools; raise max_turns in the "
+        "agent definition 'scout'"))
+    assert (results[plain].status, results[plain].error) == ("failed", (  # not the root's 50
+        "stopped after 2 turns: the model still wants to call tools; raise the max_turns "
+        "setting (IKIGAI_MAX_TURNS), or fork an agent definition with max_turns"))

@@ -396,6 +396,10 @@ class Supervisor:
                         max_turns=spec.max_turns if spec else None, command="agent",
                         log=mine.recorder.enabled, budget=budget)
         child.granted_by = mine  # the run's grants, as they are at each call: never wider
+        child.agent.turn_limit = (  # --max-turns is the root's alone
+            f"max_turns in the agent definition '{spec.name}'" if spec and spec.max_turns
+            else "the max_turns setting (IKIGAI_MAX_TURNS), or fork an agent definition "
+                 "with max_turns")
         child.use_tools(registry)
         return child
 
