@@ -169,7 +169,8 @@ def ikigai_system_prompt(cwd: Path, home: Path, settings: Settings) -> Sequence[
     in plugin call order: the default prompt (``ikigai_core.defaults.system_prompt``,
     ``tryfirst``) comes first, the trusted project's instructions
     (``ikigai_core.defaults.project_instructions``, ``trylast``) last; the skills index
-    is added after every fragment.
+    is added after every fragment (and, in a conversation sent ``agent_fork``, the agent
+    definitions' index at the end: docs/agents.md).
 
     :param cwd: the directory ikigai runs in.
     :param home: the ikigai home directory.

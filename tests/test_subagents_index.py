@@ -43,7 +43,7 @@ def test_agents_that_can_fork_are_told_the_definitions_and_one_at_the_depth_limi
     model = AgentModel({
         "plan": [[("agent_fork", {"prompt": "kid"}),
                   ("agent_fork", {"prompt": "review it", "agent": "reviewer"})],
-                 [("agent_wait", {"timeout": 20})], "planned"],
+                 [("agent_wait", {"timeout": 20})], "planned", "continued"],
         "kid": [[("agent_fork", {"prompt": "grandkid"})], [("agent_wait", {"timeout": 20})],
                 "kid done"],
         "grandkid": ["grandkid done"],
@@ -53,15 +53,18 @@ def test_agents_that_can_fork_are_told_the_definitions_and_one_at_the_depth_limi
         ran = subprocess.run([IKIGAI, "ask", "--yes", "plan"], env=env, cwd=project,
                              capture_output=True, text=True, timeout=60)
         assert (ran.returncode, ran.stdout) == (0, "planned\n"), ran.stderr
+        ran = subprocess.run([IKIGAI, "ask", "--continue", "go on"], env=env, cwd=project,
+                             capture_output=True, text=True, timeout=60)
+        assert (ran.returncode, ran.stdout) == (0, "continued\n"), ran.stderr
         sent = _sent(model)
     finally:
         model.close()
 
     root = sent["plan"]
-    assert len(root) == 3 and all("agent_fork" in tools for _, tools in root)
+    assert len(root) == 4 and all("agent_fork" in tools for _, tools in root)
     assert REVIEWER in root[0][0].splitlines()
     assert "intruder" not in root[0][0]  # an untrusted project's text reaches no model
-    assert {system for system, _ in root} == {root[0][0]}  # byte-stable: the cache holds
+    assert {system for system, _ in root} == {root[0][0]}  # also --continue'd: cached
     [(kid, kid_tools), *_] = sent["kid"]
     assert "agent_fork" in kid_tools and kid == root[0][0]
     [(review, _)] = sent["review it"]
