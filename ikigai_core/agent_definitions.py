@@ -48,7 +48,7 @@ class AgentDefinition(Record):
     :param source: ``user`` or ``project``.
     :param tools: the only tools it may call (``None``: its parent's).
     :param model: its model (``None``: its parent's).
-    :param max_turns: its model turns per prompt (``None``: the budget's or the setting's).
+    :param max_turns: its model turns per prompt (``None``: the ``max_turns`` setting's).
     :param budget: its limits; one left ``None`` takes the fork's, else the
         ``agents_budget_*`` setting's (the parent's budget caps them all).
     """

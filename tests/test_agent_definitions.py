@@ -220,7 +220,7 @@ def test_agents_show_plain_json_and_unknown(isolated_home):
         "Tools: file_read, grep\nModel: claude-haiku-4-5\nMax turns: 8\n"
         "Budget: tokens 50000, seconds 120, cost 0.5\n\n"
         "You review code. Answer with a list of bugs, most severe first.\n")
-    assert "Tools: the parent's\nModel: the parent's\nMax turns: the budget's\nBudget: the " \
+    assert "Tools: the parent's\nModel: the parent's\nMax turns: the max_turns setting's\nBudget: the " \
            "fork's, else the agents_budget_* settings\n" in invoke("agents", "show", "scout").stdout
     assert json.loads(invoke("agents", "show", "scout", "--json").stdout)["prompt"] == \
         "You are scout."

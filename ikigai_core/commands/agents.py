@@ -50,7 +50,7 @@ def show_agent(app: App, name: str, as_json: bool) -> None:
     lines = (f"Agent: {agent.name}", f"Source: {agent.source}", f"Path: {agent.path}",
              f"Description: {agent.description}", f"Tools: {tools}",
              "Model: " + (agent.model or "the parent's"),
-             "Max turns: " + (str(agent.max_turns or "") or "the budget's"),
+             "Max turns: " + (str(agent.max_turns or "") or "the max_turns setting's"),
              "Budget: " + (budget or "the fork's, else the agents_budget_* settings"))
     click.echo(printable("\n".join(lines)))
     click.echo()
