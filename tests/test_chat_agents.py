@@ -64,6 +64,51 @@ def test_a_childs_approval_is_labelled_and_answered_to_that_child_only(model, is
 
 
 
+def test_the_status_line_counts_a_running_childs_tokens_with_nothing_typed(
+        model, isolated_home, tmp_path):
+    """Sitting at the prompt, the user sees a child's tokens rise on the status line as
+    each of its turns is counted, while it still runs; once no child runs, nothing is
+    drawn."""
+    import select
+    import threading
+
+    gates = [threading.Event(), threading.Event()]
+
+    def gated(gate: threading.Event, turn):
+        def reply(request):
+            gate.wait(30)  # the test opens it (or the turn comes anyway, and it fails)
+            return turn(request)
+        return reply
+
+    from pytest_ikigai.replies import REPLIES
+
+    def tool(request):
+        return REPLIES["openai"].reply("", [("c1", "bash", {"command": "true"})],
+                                       stream=request.json.get("stream") is True)
+
+    def answer(request):
+        return REPLIES["openai"].reply("worked", stream=request.json.get("stream") is True)
+
+    m = model({"work": [gated(gates[0], tool), gated(gates[1], answer)]})
+    try:
+        with chat_on_terminal(m, isolated_home, tmp_path, "--yes") as chat:
+            chat.wait_for("tokens:")
+            chat.write(b"/fork work\r")
+            chat.wait_for("agents: 1 running · 0 tokens")  # the prompt is back, drawn
+            gates[0].set()  # its first turn is answered: a tool call, then it waits
+            shown = chat.wait_for("agents: 1 running · 15 tokens", timeout=10)
+            assert "chat 15 · " in shown and "agent-1) done" not in shown
+            gates[1].set()
+            chat.wait_for("agent agent (agent-1) done")
+            chat.wait_for(re.compile(r"chat 30 · \S+ · agents: none running · 30 tokens").search)
+            chat.pump(0.5)  # the prompt's last drawing
+            drawn = select.select([chat.terminal.fd], [], [], 1)[0]
+            assert not drawn, f"the idle prompt was drawn again:\n{chat.text}"
+    finally:
+        for gate in gates:
+            gate.set()
+
+
 def test_approve_in_chat_reaches_a_running_childs_next_call(model, isolated_home, tmp_path):
     """``/approve yes`` and ``/approve ask`` change the chat session's grants, which its
     children read as each call is judged: the running child's next call obeys them."""

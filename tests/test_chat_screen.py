@@ -26,7 +26,7 @@ from rich.console import Console
 import ikigai_core.commands.chat  # noqa: F401 - chat's module fills the command table
 from ikigai_core import hookimpl
 from ikigai_core.app import App
-from ikigai_core.commands.lineinput import LEAVE_HINT, LineInput, fitted
+from ikigai_core.commands.lineinput import LEAVE_HINT, REDRAW_INTERVAL, LineInput, fitted
 from ikigai_core.commands.screen import WARM_UP, Screen, key_argument, split_blocks, warm_up
 from ikigai_core.conversation import ToolCall, Usage
 from ikigai_core.grants import Grants
@@ -236,6 +236,76 @@ def test_ctrl_c_clears_then_twice_on_an_empty_line_leaves(prompt):
     keys.send_text("\x03")
     keys.send_text("\x03")
     assert line_input.read() is None
+
+
+def test_redraws_other_threads_ask_for_come_a_few_a_second_at_most(prompt):
+    """Children counting tokens 100 times a second redraw the waiting prompt's status
+    line only every REDRAW_INTERVAL, yet it is redrawn."""
+    line_input, keys = prompt
+    app = line_input.session.app
+    seen: dict[str, float] = {}
+
+    def child() -> None:
+        try:
+            deadline = time.monotonic() + 10
+            while not app.is_running and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.1)  # its first drawing
+            start, began = app.render_counter, time.monotonic()
+            for _ in range(100):
+                line_input.redraw()
+                time.sleep(0.01)
+            time.sleep(REDRAW_INTERVAL + 0.1)  # the last one asked for is drawn
+            seen["renders"] = app.render_counter - start
+            seen["seconds"] = time.monotonic() - began
+        finally:
+            keys.send_text("done\r")
+
+    thread = threading.Thread(target=child)
+    thread.start()
+    assert line_input.read() == "done"
+    thread.join(10)
+    assert 2 <= seen["renders"] <= seen["seconds"] / REDRAW_INTERVAL + 1, seen
+
+
+def test_a_redraw_due_on_a_prompt_that_gave_way_holds_back_none_on_the_next(prompt,
+                                                                           monkeypatch):
+    """A child's count just after the prompt came back (a sibling's end made it give way)
+    is drawn at once, though a redraw was still due on the prompt that went."""
+    from ikigai_core.commands import lineinput
+
+    monkeypatch.setattr(lineinput, "REDRAW_INTERVAL", 2.0)
+    line_input, keys = prompt
+    app = line_input.session.app
+    seen: dict[str, int] = {}
+
+    def up(after: object = None) -> object:
+        """The loop of the prompt once it is up (another than ``after``), drawn."""
+        deadline = time.monotonic() + 10
+        while not (app.is_running and app.loop is not after) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)
+        return app.loop
+
+    def child() -> None:
+        try:
+            first = up()
+            line_input.redraw()
+            line_input.redraw()  # due in 2 s, on the first prompt
+            keys.send_text("one\r")
+            up(after=first)
+            start = app.render_counter
+            line_input.redraw()
+            time.sleep(0.5)
+            seen["renders"] = app.render_counter - start
+        finally:
+            keys.send_text("two\r")
+
+    thread = threading.Thread(target=child)
+    thread.start()
+    assert [line_input.read(), line_input.read()] == ["one", "two"]
+    thread.join(10)
+    assert seen["renders"] >= 1
 
 
 def test_ctrl_d_leaves(prompt):

@@ -28,16 +28,22 @@ class AgentsView:
         self.interject: Callable[[Callable[[], object]], bool] = lambda say: False
         """How the front end says something at the prompt from another thread (the
         rendered one's :meth:`~ikigai_core.commands.lineinput.LineInput.interject`)."""
+        self.redraw: Callable[[], object] = lambda: None
+        """How the front end shows the status line anew from another thread."""
         self._lock = threading.Lock()
 
     def event(self, event: AgentEvent) -> None:
         """The supervisor's listener (any thread): a line for a child that ended, said at
-        once at the prompt, else after the turn."""
-        if event.kind == "ended":
-            why = f": {event.error}" if event.error and event.status != "done" else ""
-            with self._lock:
-                self.news.append(f"agent {event.name} ({event.id}) {event.status}{why}")
-            self.interject(self.say_news)
+        once at the prompt (which comes back drawn anew), else after the turn; for any
+        other news (a child queued, started, its tokens counted) the status line is
+        redrawn."""
+        if event.kind != "ended":
+            self.redraw()
+            return
+        why = f": {event.error}" if event.error and event.status != "done" else ""
+        with self._lock:
+            self.news.append(f"agent {event.name} ({event.id}) {event.status}{why}")
+        self.interject(self.say_news)
 
     def say_news(self) -> None:
         """Say (on the main thread) which children ended since the last time."""

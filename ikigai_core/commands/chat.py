@@ -203,6 +203,7 @@ def chat(app: App, provider: str | None, model: str | None, stream: bool,
         supervisor.on_event = session.agents.event
         session.agents.supervisor = supervisor
         session.agents.interject = front.interject
+        session.agents.redraw = front.redraw
         session.resume(resume, resume_last)
         front.started(session, guard_line(app, run_grants))
         root.ask = app.ask_user  # the terminal's asker, when the front end has one

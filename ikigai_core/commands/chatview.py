@@ -77,6 +77,10 @@ class FrontEnd(SessionEvents, Protocol):
         """Run ``say`` at the prompt now, from any thread (a sub-agent's end); ``False``
         when this front end cannot (the chat says it after the turn)."""
 
+    def redraw(self) -> None:
+        """Show the status line anew soon, from any thread (a sub-agent's tokens grew);
+        nothing when no status line is up."""
+
 
 def chatting_with(chat: ChatView) -> str:
     """``chatting with openai gpt-4o in project /src/app``: the banner's start."""

@@ -148,6 +148,9 @@ class PlainFrontEnd:
         return self.prompt is not None and self.prompt.at_prompt(
             lambda live: say() if live else None)
 
+    def redraw(self) -> None:
+        """Nothing: the plain chat has no status line."""
+
     def lines(self) -> Iterator[str]:
         """Lines typed at a prompt (with line editing and history; what other threads
         bring while it waits comes up over it), or one message per line from a pipe (no

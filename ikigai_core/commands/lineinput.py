@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -52,6 +53,9 @@ _YIELD: Any = type("GiveWay", (str,), {})()
 only in type: compared by identity)."""
 TAKEN_BACK_POLL = 0.1
 """Seconds between looks at whether the question being asked was taken back."""
+REDRAW_INTERVAL = 0.25
+"""Seconds at least between two redraws other threads ask for (sub-agents' tokens): a few
+a second at most, however fast the children count."""
 RESUME_CHOICES = 50
 """Conversations ``/resume`` completion offers, the latest first."""
 MENTION_AT_CURSOR = re.compile(r"(?:^|\s)@(\S*)$")
@@ -173,6 +177,11 @@ class LineInput:
         """What other threads left for the main thread to do at the prompt (called with
         ``False`` when the chat ends first)."""
         self.guard = threading.Lock()
+        self._redraw_loop: object = None
+        self._redraw_at = 0.0
+        """When the last redraw asked for is (or was) due on ``_redraw_loop``, the event
+        loop of the prompt that was up then (``time.monotonic``)."""
+        self._redraws = threading.Lock()
         previous = signal.getsignal(signal.SIGINT)
 
         def on_sigint(signum: int, frame: Any) -> None:
@@ -258,6 +267,27 @@ class LineInput:
         gives way, ``say`` prints, the prompt comes back); ``False`` when no prompt is up
         (the caller says it later)."""
         return self._at_prompt(lambda live: say() if live else None)
+
+    def redraw(self) -> None:
+        """Draw the prompt and its status line anew (from any thread: a sub-agent's
+        tokens grew), at most once every :data:`REDRAW_INTERVAL`; nothing when the prompt
+        is not up (it is drawn afresh as it comes back)."""
+        app = self.session.app
+        loop = app.loop
+        if not app.is_running or loop is None:
+            return
+        with self._redraws:
+            now = time.monotonic()
+            at = now  # on a new prompt, at once: one due on the last one is gone with it
+            if loop is self._redraw_loop:
+                if self._redraw_at >= now:
+                    return  # one is due: it shows this too
+                at = max(now, self._redraw_at + REDRAW_INTERVAL)
+            self._redraw_loop, self._redraw_at = loop, at
+        try:
+            loop.call_soon_threadsafe(loop.call_later, at - now, app.invalidate)
+        except RuntimeError:  # the prompt ended meanwhile: the next one is drawn anew
+            pass
 
     def _at_prompt(self, job: Callable[[bool], object]) -> bool:
         with self.guard:

@@ -420,6 +420,11 @@ class Screen:
         """Run ``say`` at the prompt, from any thread (``False``: no prompt is up)."""
         return self.input is not None and self.input.interject(say)
 
+    def redraw(self) -> None:
+        """Redraw the prompt's status line soon (from any thread), if the prompt is up."""
+        if self.input is not None:
+            self.input.redraw()
+
     def ask(self, question: str) -> str | None:
         """Ask ``question`` (from any thread, the spinner paused); ``None`` if unanswered."""
         assert self.input is not None
