@@ -118,6 +118,8 @@ class AgentNode:
     """The session id its conversation is recorded under (``None``: not recorded)."""
     counted: int = 0
     """Messages of its conversation whose tokens are counted."""
+    counted_cost: float | None = 0.0
+    """US dollars of its own turns counted so far (its meter's; ``None``: a price unknown)."""
 
     @property
     def live(self) -> Session:

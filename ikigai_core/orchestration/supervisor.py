@@ -503,14 +503,13 @@ class Supervisor:
         if isinstance(node, str):
             node = self._nodes[node]
         messages = node.live.conversation.messages
-        turns = [m.usage for m in messages[node.counted:]
-                 if isinstance(m, AssistantMessage) and m.usage is not None]
+        new = sum((m.usage for m in messages[node.counted:]
+                   if isinstance(m, AssistantMessage) and m.usage is not None), Usage())
         node.counted = len(messages)
-        new = sum(turns, Usage())
         if not new.total:
             return
-        priced = [node.live.meter.price(usage) for usage in turns]
-        cost = None if None in priced else sum(p for p in priced if p is not None)
+        before, node.counted_cost = node.counted_cost, node.live.meter.spent.cost
+        cost = None if before is None or node.counted_cost is None else node.counted_cost - before
         over: list[tuple[AgentNode, str]] = []  # an ancestor over a limit, and why
         with self._lock:
             node.usage += new
