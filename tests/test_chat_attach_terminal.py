@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
+from pathlib import Path
 
 from ikigai_core.sessions import DB_NAME
 from ikigai_core.sqlite_store import SqliteStore
@@ -15,6 +17,17 @@ from tests.test_chat_terminal import IKIGAI, chat, env  # noqa: F401 - the fixtu
 from tests.test_prompt_images import PNG, PNG_URL
 
 OPENAI = REPLIES["openai"]
+
+
+def recorded_session_ids(home: Path, count: int, timeout: float = 10) -> list[str]:
+    """The ids in ``sessions.db`` once it holds ``count`` sessions, or after ``timeout``
+    seconds: a turn's reply is on the screen a moment before its session is recorded."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ids = [s.id for s in SqliteStore(home / DB_NAME).sessions()]
+        if len(ids) >= count or time.monotonic() > deadline:
+            return ids
+        time.sleep(0.05)
 
 
 def test_at_completes_a_path_and_attaches_the_file(chat, fake_server, tmp_path):  # noqa: F811
@@ -41,7 +54,7 @@ def test_resume_completes_ids_with_their_first_prompts(chat, fake_server,  # noq
     chat.write(b"/clear\r")
     chat.write(b"count the sheep\r")
     chat.wait_for("Counted.")
-    ids = [s.id for s in SqliteStore(isolated_home / DB_NAME).sessions()]
+    ids = recorded_session_ids(isolated_home, 2)
     assert len(ids) == 2
     chat.write(b"/resume \t")
     for session, prompt in zip(ids, ("count the sheep", "remember the walrus"), strict=True):
