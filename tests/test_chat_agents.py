@@ -183,7 +183,7 @@ def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_p
     assert errors[:6] == [
         "ikigai: /fork needs a prompt: /fork [--agent NAME] PROMPT",
         "ikigai: unknown agent 'nobody'; known: helper",
-        "ikigai: /kill needs an agent id; /agents lists them",
+        "ikigai: /kill needs an agent id: /kill [--no-cascade] ID; /agents lists them",
         "ikigai: /send needs an agent and a message: /send [--interrupt] ID MESSAGE",
         "ikigai: agent agent (agent-1) killed: killed by root",
         "ikigai: agent 'agent-1' is killed; it takes no more messages"]
@@ -210,6 +210,29 @@ def test_ctrl_c_stops_the_children_the_turn_forked_and_their_tools(model, isolat
         chat.wait_for("ikigai: agent agent (agent-1) killed: cancelled with its parent's turn")
         chat.write(b"/agents\r")
         chat.wait_for(re.compile(r"^  agent-1  agent  killed  \d+ tokens$", re.M).search)
+
+
+def test_kill_no_cascade_in_chat_stops_the_child_and_its_grandchild_runs_on(
+        model, isolated_home, tmp_path):
+    from tests.support.procs import pid_written
+
+    pid, gate = tmp_path / "pid", tmp_path / "gate"
+    m = model({"parent": [[("agent_fork", {"prompt": "grandchild"})],
+                          [("agent_wait", {"timeout": 60})], "never reached"],
+               "grandchild": [[("bash", {"command": f"echo $$ > {pid}; "
+                                                    f"until [ -e {gate} ]; do sleep 0.05; done"})],
+                              "grandchild done"]})
+    with chat_on_terminal(m, isolated_home, tmp_path, "--yes") as chat:
+        chat.wait_for("tokens:")
+        chat.write(b"/fork parent\r")
+        pid_written(pid)  # the grandchild's tool runs
+        chat.write(b"/kill --no-cascade agent-1\r")
+        chat.wait_for("agent-1 killed; the 1 agent below it runs on.")
+        gate.touch()
+        chat.wait_for("ikigai: agent agent (agent-2) done")
+        chat.write(b"/agents\r")
+        chat.wait_for(re.compile(r"^  agent-1  agent  killed  \d+ tokens\n"
+                                 r"    agent-2  agent  done  \d+ tokens$", re.M).search)
 
 
 # -- The plain chat on a terminal (--plain, NO_COLOR, TERM=dumb) ------------------------------

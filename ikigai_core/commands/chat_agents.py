@@ -87,16 +87,25 @@ def send(chat: ChatSession, argument: str) -> None:
 
 
 def kill(chat: ChatSession, argument: str) -> None:
-    """``/kill ID``: stop a sub-agent, its tools and the agents it forked."""
+    """``/kill [--no-cascade] ID``: stop a sub-agent, its tools and (unless ``--no-cascade``)
+    the agents it forked."""
+    cascade = not argument.startswith("--no-cascade")
+    if not cascade:
+        argument = argument[len("--no-cascade"):].strip()
     if not argument:
-        raise UsageError("/kill needs an agent id; /agents lists them")
+        raise UsageError("/kill needs an agent id: /kill [--no-cascade] ID; /agents lists them")
     supervisor = supervisor_of(chat)
     below = len(supervisor.list(caller=argument)) if argument in _ids(supervisor) else 0
-    info = supervisor.kill(argument)
+    info = supervisor.kill(argument, cascade=cascade)
     chat.agents.say_news()
-    click.echo(printable(f"{info.id} {info.status}"
-                         + (f" with {below} agent{'s' * (below > 1)} below it." if below
-                            else ".")))
+    agents_below = f"{below} agent{'s' * (below > 1)} below it"
+    if not below:
+        tail = "."
+    elif cascade:
+        tail = f" with {agents_below}."
+    else:
+        tail = f"; the {agents_below} run{'s' * (below == 1)} on."
+    click.echo(printable(f"{info.id} {info.status}{tail}"))
 
 
 def _ids(supervisor: Supervisor) -> set[str]:
@@ -112,5 +121,6 @@ COMMANDS = (
     ChatCommand("/send", "/send ID MESSAGE", send,
                 (("/send ID MESSAGE", "a sub-agent's next prompt (--interrupt: at once)"),)),
     ChatCommand("/kill", "/kill ID", kill,
-                (("/kill ID", "stop a sub-agent and the agents it forked"),)),
+                (("/kill ID", "stop a sub-agent and the agents it forked (--no-cascade: "
+                              "only it)"),)),
 )
