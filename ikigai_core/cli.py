@@ -220,14 +220,18 @@ def main(argv: list[str] | None = None) -> None:
 def run() -> None:
     """The ``ikigai`` program (``bin/ikigai``, ``python -m ikigai_core.cli``): SIGTERM, and
     SIGHUP (its terminal closed) unless it is ignored (``nohup``), unwind like Ctrl-C, so
-    running tools' process groups and sub-agents are stopped; then :func:`main`."""
+    running tools' process groups and sub-agents are stopped; a SIGKILL's are stopped by
+    :mod:`ikigai_core.orphan_guard`'s watcher. Then :func:`main`."""
     # `signal`'s own module builds its enums at import; its C core sets the same handler
     # without them (the start-up ledger). Commands that run tools import `signal` later.
     import _signal
 
+    from ikigai_core import orphan_guard
+
     _signal.signal(_signal.SIGTERM, _terminate)
     if _signal.getsignal(_signal.SIGHUP) is not _signal.SIG_IGN:
         _signal.signal(_signal.SIGHUP, _terminate)
+    orphan_guard.enable()  # and SIGKILL leaves no tool running
     main()
 
 

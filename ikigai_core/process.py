@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from ikigai_core import orphan_guard
+
 KILL_GRACE = 2.0
 """Seconds a process group gets between SIGTERM and SIGKILL."""
 
@@ -98,6 +100,7 @@ def run_process(
                    kill_grace=kill_grace)
         with _live_lock:
             _live_groups[run.pgid] = KILL_SCOPE.get()
+        orphan_guard.started(run.pgid)
         try:
             run.start(stdin or b"")
             run.pump(start, timeout)
@@ -108,6 +111,8 @@ def run_process(
         finally:
             with _live_lock:
                 _live_groups.pop(run.pgid, None)
+            if not run.lingering:
+                orphan_guard.ended(run.pgid)
             run.close()
     code = proc.returncode
     return ProcessResult(
@@ -213,6 +218,12 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
+def _kill_lingering(pgid: int) -> None:
+    """The grace a finished tool's grandchildren had is over: SIGKILL what is left."""
+    _signal_group(pgid, signal.SIGKILL)
+    orphan_guard.ended(pgid)
+
+
 def _open_pidfd(pid: int) -> int | None:
     try:
         return os.pidfd_open(pid)
@@ -241,6 +252,7 @@ class _Run:
         self.stdout = bytearray()
         self.stderr = bytearray()
         self.timed_out = self.overflowed = self.exited = False
+        self.lingering = False  # the leader is reaped, a grandchild has kill_grace to end
         self.starved = 0.0
         self.pending = memoryview(b"")
         self.pidfd: int | None = None
@@ -293,8 +305,8 @@ class _Run:
             _signal_group(self.pgid, signal.SIGTERM)
             self.proc.wait()
             if _signal_group(self.pgid, 0):  # a grandchild: kill it later, without waiting
-                timer = threading.Timer(self.kill_grace, _signal_group,
-                                        (self.pgid, signal.SIGKILL))
+                self.lingering = True
+                timer = threading.Timer(self.kill_grace, _kill_lingering, (self.pgid,))
                 timer.daemon = True
                 timer.start()
             return

@@ -1,5 +1,6 @@
-"""SIGINT or SIGTERM to ikigai while tools run: every tool's whole process group goes down
-(grandchildren too, even one that ignores SIGTERM) and nothing is left running."""
+"""SIGINT, SIGTERM or SIGKILL to ikigai while tools run: every tool's whole process group
+goes down (grandchildren too, even one that ignores SIGTERM) and nothing is left running.
+ikigai unwinds on the first two; on SIGKILL its watcher (``ikigai_core.orphan_guard``) acts."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import pytest
 from tests.faults.support import KEY_VARS, group_members
 from tests.support.replies import REPLIES
 
-EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -9}
+SIGNALS = pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                                  ids=["SIGINT", "SIGTERM", "SIGKILL"])
 
 
 def stubborn_tool(make_shell_tool, directory: Path, name: str, pids: Path) -> None:
@@ -54,7 +57,7 @@ def ikigai_popen(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.Popen
                             stderr=subprocess.PIPE, text=True)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@SIGNALS
 def test_signal_during_tool_run_kills_the_whole_group(isolated_home, make_shell_tool, tmp_path,
                                                       sig):
     pids = tmp_path / "pids"
@@ -68,7 +71,7 @@ def test_signal_during_tool_run_kills_the_whole_group(isolated_home, make_shell_
     assert_all_gone(groups)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@SIGNALS
 def test_signal_during_parallel_agent_calls_kills_every_group(
     approve_all, isolated_home, make_shell_tool, tmp_path, fake_server, sig
 ):
