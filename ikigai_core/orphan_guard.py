@@ -91,7 +91,8 @@ def _tell(line: str) -> None:
 def _start() -> subprocess.Popen[bytes]:
     import subprocess
 
-    return subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHER],
+    # No environment (ikigai's holds keys) and / as its folder (it pins no mount).
+    return subprocess.Popen([sys.executable, "-I", "-S", "-c", WATCHER], env={}, cwd="/",
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, close_fds=True,
                             start_new_session=True)

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import uuid
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,14 @@ from tests.support.procs import pid_alive, pid_written, wait_gone
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 
 
-def watchers(marker: str) -> list[int]:
-    """The watchers whose environment holds ``IKIGAI_TEST_MARK=marker``."""
+def watchers_of(pid: int) -> list[int]:
+    """The watchers process ``pid`` started."""
     found = []
     for entry in os.listdir("/proc"):
         try:
-            with open(f"/proc/{entry}/environ", "rb") as environ, \
+            with open(f"/proc/{entry}/stat", "rb") as stat, \
                     open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if (f"IKIGAI_TEST_MARK={marker}".encode() in environ.read().split(b"\0")
+                if (int(stat.read().rpartition(b")")[2].split()[1]) == pid
                         and orphan_guard.WATCHER.encode() in cmdline.read()):
                     found.append(int(entry))
         except (OSError, ValueError):
@@ -48,13 +47,13 @@ def test_the_watcher_runs_in_its_own_session_and_ends_with_ikigai(isolated_home,
         until [ -e {gate} ]; do sleep 0.05; done
         echo '{{"ok": true}}'
         """)
-    marker = uuid.uuid4().hex
     proc = subprocess.Popen([IKIGAI, "tool", "run", "gated", "{}"], cwd=tmp_path,
-                            env={**os.environ, "IKIGAI_TEST_MARK": marker},
+                            env={**os.environ, "OPENAI_API_KEY": "sk-secret"},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pid_written(pid)
-    [watcher] = watchers(marker)
+    [watcher] = watchers_of(proc.pid)
     assert os.getsid(watcher) == watcher != os.getsid(proc.pid)  # Ctrl-C and SIGHUP miss it
+    assert Path(f"/proc/{watcher}/environ").read_bytes() == b""  # no key in its keeping
     gate.touch()
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
