@@ -8,7 +8,9 @@ memory) is reported as dead with how it died, and a new worker takes its place.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import threading
 from collections.abc import Mapping
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
@@ -27,12 +29,17 @@ unwinds) before it is killed."""
 def serve(conn: Connection, options: Mapping[str, Any]) -> None:
     """A worker's life: run each task the pipe brings, send back its result; stop at
     ``None`` or when the pipe closes. Ctrl-C is the coordinator's to handle; SIGTERM
-    unwinds, so running tools are killed."""
+    unwinds, so running tools are killed, and a coordinator that ends, however it ends
+    (SIGKILL too), sends it."""
     from ikigai_core.batch_worker import run_task
     from ikigai_core.cli import _terminate
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
+    coordinator = multiprocessing.parent_process()
+    if coordinator is not None:
+        threading.Thread(target=_end_with, args=(coordinator.sentinel,), daemon=True,
+                         name="ikigai-coordinator-watch").start()
     while True:
         try:
             task = conn.recv()
@@ -41,6 +48,13 @@ def serve(conn: Connection, options: Mapping[str, Any]) -> None:
         if task is None:
             return
         conn.send(run_task(task, options))
+
+
+def _end_with(coordinator: int) -> None:
+    """Wait until the coordinator's process has ended, then stop this worker as SIGTERM
+    does: a task mid-tool would otherwise run on until it sends its result."""
+    wait([coordinator])
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 class Worker:

@@ -301,3 +301,30 @@ def test_a_ray_address_nobody_answers_on_is_one_line_at_once(model, tmp_path):
     assert batch("tasks.jsonl", "--ray", address, "--workers", "2",
                  cwd=tmp_path).stderr.startswith("ikigai: --workers and --ray exclude")
     assert model.asked == {} and not (tmp_path / "tasks.results.jsonl").exists()
+
+
+def test_a_killed_coordinators_workers_stop_and_kill_their_tools(model, tmp_path):
+    """``ikigai batch`` SIGKILLed mid-task: its worker sees it gone, unwinds as on SIGTERM
+    and kills the task's tool; nothing runs on."""
+    import signal
+    import subprocess
+
+    from tests.support.procs import pid_written, wait_gone
+
+    pid = tmp_path / "pid"
+    write_tasks(tmp_path / "tasks.jsonl",
+                {"id": "slow", "prompt": f"bash: echo $$ > {pid}; exec sleep 60"})
+    coordinator = subprocess.Popen(
+        [str(Path(sys.executable).with_name("ikigai")), "batch", "tasks.jsonl",
+         "--workers", "1", "--allow", "bash"], cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def parent_of(process: int) -> int:
+        return int(Path(f"/proc/{process}/stat").read_text().rpartition(")")[2].split()[1])
+
+    tool = worker = pid_written(pid)
+    while parent_of(worker) != coordinator.pid:  # up the tree: the bash tool, the worker
+        worker = parent_of(worker)
+    coordinator.send_signal(signal.SIGKILL)
+    coordinator.wait(10)
+    assert wait_gone(tool, timeout=10), "the task's tool outlived its batch"
+    assert wait_gone(worker, timeout=10), "the worker outlived its coordinator"
