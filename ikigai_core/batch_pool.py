@@ -30,12 +30,15 @@ def serve(conn: Connection, options: Mapping[str, Any]) -> None:
     """A worker's life: run each task the pipe brings, send back its result; stop at
     ``None`` or when the pipe closes. Ctrl-C is the coordinator's to handle; SIGTERM
     unwinds, so running tools are killed, and a coordinator that ends, however it ends
-    (SIGKILL too), sends it."""
+    (SIGKILL too), sends it; a worker killed outright has its tools killed by its
+    :mod:`~ikigai_core.orphan_guard` watcher."""
+    from ikigai_core import orphan_guard
     from ikigai_core.batch_worker import run_task
     from ikigai_core.cli import _terminate
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
+    orphan_guard.enable()  # a worker killed outright leaves no tool running either
     coordinator = multiprocessing.parent_process()
     if coordinator is not None:
         threading.Thread(target=_end_with, args=(coordinator.sentinel,), daemon=True,

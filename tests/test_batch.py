@@ -328,3 +328,25 @@ def test_a_killed_coordinators_workers_stop_and_kill_their_tools(model, tmp_path
     coordinator.wait(10)
     assert wait_gone(tool, timeout=10), "the task's tool outlived its batch"
     assert wait_gone(worker, timeout=10), "the worker outlived its coordinator"
+
+
+def test_a_killed_workers_tools_are_killed_with_it(model, tmp_path):
+    """The worker is SIGKILLed while its task's tool has a process running: the worker's
+    watcher kills it; the task runs again and finishes."""
+    from tests.support.procs import pid_written, wait_gone
+
+    marker, pid = tmp_path / "killed-once", tmp_path / "pid"
+    write_tasks(tmp_path / "tasks.jsonl",
+                {"id": "once", "prompt": f"bash: test -e {marker} && echo survived || "
+                                         f"{{ touch {marker}; sleep 60 & echo $! > {pid}; "
+                                         f"{KILL_MY_WORKER}; }}"})
+    results = ResultsFile(tmp_path / "out.jsonl")
+    pool = LocalPool(1, {"allow": ["bash"], "environ": {}, "work": None})
+    try:
+        run_batch(read_tasks(tmp_path / "tasks.jsonl"), results, pool, Events(), poll=0.1)
+    finally:
+        pool.close()
+        results.close()
+    [once] = lines(tmp_path / "out.jsonl")
+    assert (once["status"], once["attempts"]) == ("done", 2)
+    assert wait_gone(pid_written(pid), timeout=10), "the killed worker's tool ran on"
