@@ -6,8 +6,9 @@ group can be stopped), so a killed ikigai's tools would run on. With the guard o
 a watcher: one small Python process in a session of its own, told over a pipe which process
 groups are running (``+PGID`` when one starts, ``-PGID`` once its leader is reaped). When
 ikigai ends, however it ends, the kernel closes the pipe; the watcher SIGKILLs every group
-still listed and exits. A group's number cannot be reused while it is listed: its leader is
-not reaped before ``-PGID`` is sent.
+still listed and exits. A listed number names that group: Linux keeps a number while a
+member of its group lives, and a group is struck off once its leader is reaped or, when a
+grandchild outlived the leader, once that grandchild's grace (``KILL_GRACE``) is over.
 """
 
 from __future__ import annotations
