@@ -151,10 +151,15 @@ def test_approve_in_chat_reaches_a_running_childs_next_call(model, isolated_home
         chat.wait_for("agent agent (agent-1) done")
     assert not (tmp_path / "ask.txt").exists()
 
-def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_path):
-    import subprocess
+def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_path,
+                                                     monkeypatch):
+    """In this process (the coverage gate sees the commands); the tools, the children's
+    too, are processes all the same."""
     import time
 
+    from click.testing import CliRunner
+
+    from ikigai_core.cli import cli
     from pytest_ikigai.replies import REPLIES
 
     def slow(request):
@@ -168,9 +173,11 @@ def test_fork_send_kill_and_agents_from_a_piped_chat(model, isolated_home, tmp_p
     lines = ["/agents", "/fork", "/fork --agent nobody x", "/kill", "/send agent-1",
              "/fork slow", "/kill agent-1", "/send agent-1 more", "/agents nope",
              "/fork --agent helper quick", "/agents"]
-    done = subprocess.run([IKIGAI, "chat"], input="\n".join(lines) + "\n", text=True,
-                          capture_output=True, timeout=60, cwd=tmp_path,
-                          env={**os.environ, **m.environ, "IKIGAI_HOME": str(isolated_home)})
+    for name, value in m.environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(cli, ["chat"], input="\n".join(lines) + "\n",
+                              catch_exceptions=False)
     assert done.stdout.splitlines()[:4] == [
         "No sub-agents yet: /fork [--agent NAME] PROMPT starts one (agents: helper).",
         "Forked agent-1 (agent): running. /agents agent-1 shows its answer.",
