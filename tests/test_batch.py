@@ -309,7 +309,7 @@ def test_a_killed_coordinators_workers_stop_and_kill_their_tools(model, tmp_path
     import signal
     import subprocess
 
-    from tests.support.procs import pid_written, wait_gone
+    from tests.support.procs import pid_written, processes, wait_gone
 
     pid = tmp_path / "pid"
     write_tasks(tmp_path / "tasks.jsonl",
@@ -318,12 +318,10 @@ def test_a_killed_coordinators_workers_stop_and_kill_their_tools(model, tmp_path
         [str(Path(sys.executable).with_name("ikigai")), "batch", "tasks.jsonl",
          "--workers", "1", "--allow", "bash"], cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    def parent_of(process: int) -> int:
-        return int(Path(f"/proc/{process}/stat").read_text().rpartition(")")[2].split()[1])
-
     tool = worker = pid_written(pid)
-    while parent_of(worker) != coordinator.pid:  # up the tree: the bash tool, the worker
-        worker = parent_of(worker)
+    parent_of = {child: parent for child, _, parent, _ in processes()}
+    while parent_of[worker] != coordinator.pid:  # up the tree: the bash tool, the worker
+        worker = parent_of[worker]
     coordinator.send_signal(signal.SIGKILL)
     coordinator.wait(10)
     assert wait_gone(tool, timeout=10), "the task's tool outlived its batch"

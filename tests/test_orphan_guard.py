@@ -15,24 +15,15 @@ import pytest
 
 from ikigai_core import orphan_guard
 from ikigai_core.process import run_process
-from tests.support.procs import pid_alive, pid_written, wait_gone
+from tests.support.procs import pid_alive, pid_written, processes, wait_gone
 
 IKIGAI = str(Path(sys.executable).with_name("ikigai"))
 
 
 def watchers_of(pid: int) -> list[int]:
     """The watchers process ``pid`` started."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stat, \
-                    open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if (int(stat.read().rpartition(b")")[2].split()[1]) == pid
-                        and orphan_guard.WATCHER.encode() in cmdline.read()):
-                    found.append(int(entry))
-        except (OSError, ValueError):
-            continue
-    return found
+    return [child for child, _, parent, _ in processes() if parent == pid
+            and orphan_guard.WATCHER.encode() in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def test_the_watcher_runs_in_its_own_session_and_ends_with_ikigai(isolated_home, tmp_path,

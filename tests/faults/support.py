@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ikigai_core.plugins import get_plugin_manager
 from ikigai_core.tools import Tool
+from tests.support.procs import processes
 
 USER_TOOLS_ONLY = {"IKIGAI_DISABLE_PLUGINS": "ikigai_tools_builtin.builtin"}
 """Plugin environment without the six built-in tools (their --schema would cost CPU)."""
@@ -60,29 +61,16 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *wo
     return lines[0]
 
 
-def _processes():
-    """``(pid, state, ppid, pgid)`` of every process in /proc."""
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                state, ppid, pgid = f.read().rpartition(")")[2].split()[:3]
-        except (OSError, ValueError):  # gone meanwhile
-            continue
-        yield int(entry), state, int(ppid), int(pgid)
-
-
 def group_members(pgid: int) -> list[int]:
     """Live (not zombie) processes whose process group is ``pgid``."""
-    return [pid for pid, state, _, group in _processes()
+    return [pid for pid, state, _, group in processes()
             if group == pgid and state not in ("Z", "X")]
 
 
 def zombie_children() -> list[int]:
     """Children of this process that died and were never reaped."""
     me = os.getpid()
-    return [pid for pid, state, ppid, _ in _processes() if ppid == me and state == "Z"]
+    return [pid for pid, state, ppid, _ in processes() if ppid == me and state == "Z"]
 
 
 def temp_entries() -> set[str]:

@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+
+def processes() -> Iterator[tuple[int, str, int, int]]:
+    """``(pid, state, ppid, pgid)`` of every process in /proc."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                state, ppid, pgid = f.read().rpartition(")")[2].split()[:3]
+        except (OSError, ValueError):  # gone meanwhile
+            continue
+        yield int(entry), state, int(ppid), int(pgid)
 
 
 def pid_alive(pid: int) -> bool:
