@@ -46,11 +46,6 @@ def enable() -> None:
     _enabled = True
 
 
-def watcher_pid() -> int | None:
-    """The watcher's process id; ``None`` before the first tool (or with the guard off)."""
-    return None if _watcher is None else _watcher.pid
-
-
 def started(pgid: int) -> None:
     """A tool's process group ``pgid`` is running: kill it if ikigai dies before
     :func:`ended`."""
